@@ -1,0 +1,186 @@
+// The domain model of cachebreak. Field names follow SPEC §2 (ingest) and §6
+// (break record) exactly; times inside the core are epoch milliseconds.
+
+export type EpochMs = number;
+
+/** SPEC §4.1, in the order the states are tried. */
+export const TURN_STATES = ['unreported', 'cold', 'miss', 'expected', 'hit', 'uncached'] as const;
+export type TurnState = (typeof TURN_STATES)[number];
+
+/** SPEC §4.4, in prefix order: the first that applies is `reason`. */
+export const BREAK_REASONS = [
+  'model_changed',
+  'tools_schema_changed',
+  'tools_order_changed',
+  'system_changed',
+  'cache_control_changed',
+  'messages_rewritten',
+  'likely_provider_ttl_or_eviction',
+  'unknown',
+] as const;
+export type BreakReason = (typeof BREAK_REASONS)[number];
+
+export const BREAK_CAUSES = ['ttl_expired', 'likely_server_eviction'] as const;
+export type BreakCause = (typeof BREAK_CAUSES)[number];
+
+/** Where the TTL used to judge a gap came from. */
+export const TTL_SOURCES = ['declared', 'previous_1h_write', 'provider_default'] as const;
+export type TtlSource = (typeof TTL_SOURCES)[number];
+
+export interface ToolRef {
+  name: string;
+  schemaHash: string;
+}
+
+/** cache_control settings of a request, as the harness describes them. */
+export interface CacheControl {
+  enabled?: boolean;
+  /** Duration of the longest-prefix marker: "5m", "1h", "24h", "300s"… */
+  ttl?: string;
+  scope?: string;
+  markers?: string[];
+  /** Hash of a provider cache key (OpenAI prompt_cache_key, Gemini cachedContent). */
+  key?: string;
+}
+
+/** What a request's cacheable prefix was. Hashes are opaque strings. */
+export interface SnapshotContent {
+  model: string;
+  systemHash?: string;
+  systemBlockHashes?: string[];
+  /** In the order sent. */
+  tools?: ToolRef[];
+  cacheControl?: CacheControl;
+  cacheControlHash?: string;
+  messageHashes?: string[];
+}
+
+export interface StreamKey {
+  sessionId: string;
+  /** Defaults to "main"; separates subagents and side queries. */
+  agentId: string;
+}
+
+export interface SnapshotEvent extends SnapshotContent, StreamKey {
+  type: 'snapshot';
+  requestId: string;
+  /** Request start. */
+  ts: EpochMs;
+  provider?: string;
+  /** The harness knowingly reset the prefix (e.g. "compaction"). */
+  expectMiss?: string;
+}
+
+/** SPEC §3: every provider's usage in one shape. totalInput = uncached + read + write. */
+export interface Usage {
+  uncached: number;
+  read: number;
+  write: number;
+  /** The part of `write` written with a 1h TTL. */
+  write1h: number;
+  output: number;
+  /** False when the provider's usage carried no cache field at all ("unreported" is not 0%). */
+  cacheReported: boolean;
+}
+
+export interface UsageEvent {
+  type: 'usage';
+  requestId: string;
+  sessionId?: string;
+  agentId?: string;
+  /** Response end. */
+  ts?: EpochMs;
+  provider: string;
+  /** Lets a usage-only turn be counted per model. */
+  model?: string;
+  usage: Usage;
+  /** Provider-side cache diagnostics (Anthropic's cache_miss_reason), kept as sent. */
+  diagnostics?: unknown;
+}
+
+/** A snapshot and its usage in one event. */
+export interface TurnEvent extends Omit<SnapshotEvent, 'type'> {
+  type: 'turn';
+  provider: string;
+  usage: Usage;
+  /** Response end. */
+  endTs?: EpochMs;
+  diagnostics?: unknown;
+}
+
+export type CacheEvent = SnapshotEvent | UsageEvent | TurnEvent;
+
+/** A snapshot reduced to what detection compares; derived once per snapshot. */
+export interface Prefix {
+  model: string;
+  systemHash?: string;
+  systemBlockHashes?: string[];
+  tools?: ToolRef[];
+  /** Aggregate of `tools` (names, hashes and order): equal lists compare in O(1). */
+  toolsHash?: string;
+  /** Given by the client, or the hash of `cacheControl`. */
+  cacheControlHash?: string;
+  /** Declared TTL in ms, from cacheControl.ttl. */
+  ttlMs?: number;
+  messageHashes?: string[];
+}
+
+/** One request: its snapshot and/or usage, joined on requestId. */
+export interface Turn {
+  requestId: string;
+  sessionId: string;
+  agentId: string;
+  /** Request start (the snapshot's ts), else the usage's ts. */
+  ts: EpochMs;
+  /** Response end, when known. */
+  endTs?: EpochMs;
+  provider?: string;
+  model?: string;
+  prefix?: Prefix;
+  expectMiss?: string;
+  usage?: Usage;
+  diagnostics?: unknown;
+}
+
+export interface ToolChanges {
+  added: string[];
+  removed: string[];
+  schemaChanged: string[];
+  moved: string[];
+}
+
+/** SPEC §6, the output contract. */
+export interface BreakRecord {
+  requestId: string;
+  previousRequestId: string;
+  sessionId: string;
+  agentId: string;
+  ts: EpochMs;
+  provider: string | null;
+  model: string | null;
+  reason: BreakReason;
+  reasons: BreakReason[];
+  cause: BreakCause | null;
+  changedToolNames: string[];
+  toolChanges: ToolChanges;
+  changedSystemBlocks: number[] | null;
+  firstChangedMessageIndex: number | null;
+  previousCacheReadTokens: number;
+  currentCacheReadTokens: number;
+  cacheWriteTokens: number;
+  expectedCacheReadTokens: number;
+  missedCacheReadTokens: number;
+  gapMs: number;
+  ttlMs: number;
+  ttlSource: TtlSource;
+  providerDiagnosis: unknown;
+  estimatedExtraCostUsd: number | null;
+}
+
+/** The outcome of detection for one turn that has usage. */
+export interface Evaluation {
+  requestId: string;
+  state: TurnState;
+  previousRequestId: string | null;
+  break: BreakRecord | null;
+}

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { mergeEvent, toTurn } from '../../src/core/join.js';
+import { foldEvents } from '../../src/core/stream.js';
+import { T0, turn, usage } from './scenario.js';
+
+describe('joining events into turns', () => {
+  it('keeps the first snapshot and the first usage; a repeat is a duplicate', () => {
+    const first = mergeEvent(undefined, { ...turn('r1'), type: 'turn' });
+    expect(first.duplicate).toBe(false);
+    const again = mergeEvent(first.parts, turn('r1', { usage: usage(1, 1) }));
+    expect(again.duplicate).toBe(true);
+    expect(toTurn(again.parts)!.usage).toEqual(turn('r1').usage);
+  });
+
+  it('a usage with no session waits for its snapshot, then takes the snapshot stream and time', () => {
+    const pending = mergeEvent(undefined, {
+      type: 'usage', requestId: 'r1', ts: T0 + 9_000, provider: 'anthropic', model: 'claude-sonnet-4-5', usage: usage(0, 5_000),
+    });
+    expect(toTurn(pending.parts)).toBeUndefined();
+    const { usage: _u, endTs: _e, type: _t, ...snapshot } = turn('r1', { agentId: 'sub', at: 1_000 });
+    const joined = toTurn(mergeEvent(pending.parts, { ...snapshot, type: 'snapshot' }).parts)!;
+    expect(joined).toMatchObject({ sessionId: 'sess_A', agentId: 'sub', ts: T0 + 1_000, endTs: T0 + 9_000 });
+    expect(joined.usage!.write).toBe(5_000);
+  });
+
+  it('a usage-only turn is placed by its own session, agent and time', () => {
+    const [only] = foldEvents([
+      { type: 'usage', requestId: 'u', sessionId: 's', agentId: 'a', ts: T0, provider: 'openai', model: 'gpt-5', usage: usage(1, 0), diagnostics: { x: 1 } },
+    ]);
+    expect(only).toMatchObject({ sessionId: 's', agentId: 'a', ts: T0, provider: 'openai', model: 'gpt-5', diagnostics: { x: 1 } });
+    expect(only!.prefix).toBeUndefined();
+  });
+});

@@ -1,0 +1,181 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { attribute } from '../../src/core/detect.js';
+import { byCodePoint } from '../../src/core/hash.js';
+import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { toPrefix } from '../../src/core/prefix.js';
+import { addUsage, cacheRate, emptySums } from '../../src/core/rate.js';
+import { evaluateEvents } from '../../src/core/stream.js';
+import type { CacheEvent, ToolRef, Usage } from '../../src/core/types.js';
+import { T0, tools, turn } from './scenario.js';
+
+const usageArb: fc.Arbitrary<Usage> = fc.record({
+  uncached: fc.integer({ min: 0, max: 5_000 }),
+  read: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60_000 })),
+  write: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 60_000 })),
+  write1h: fc.constant(0),
+  output: fc.integer({ min: 0, max: 2_000 }),
+  cacheReported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+});
+
+const NAMES = ['read_file', 'shell', 'grep', 'mcp__a__x', 'mcp__b__y', 'edit'];
+
+/** One request of a random stream, as the events a harness could send for it. */
+const requestArb = fc.record({
+  session: fc.constantFrom('s1', 's2'),
+  agent: fc.constantFrom('main', 'main', 'sub'),
+  // Few distinct times, so ties (ordered by requestId) occur.
+  at: fc.integer({ min: 0, max: 12 }).map((m) => m * 60_000),
+  toolOrder: fc.shuffledSubarray(NAMES, { minLength: 2 }),
+  system: fc.constantFrom('a', 'b'),
+  model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5'),
+  usage: usageArb,
+  shape: fc.constantFrom('turn', 'split', 'usage-only', 'snapshot-only'),
+  expectMiss: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+});
+
+type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
+
+function eventsOf(requests: Request[]): CacheEvent[] {
+  return requests.flatMap((r, i): CacheEvent[] => {
+    const base = turn(`req_${i}`, {
+      sessionId: r.session,
+      agentId: r.agent,
+      at: r.at,
+      tools: tools(r.toolOrder),
+      systemHash: r.system,
+      model: r.model,
+      usage: r.usage,
+      ...(r.expectMiss ? { expectMiss: 'compaction' } : {}),
+    });
+    const { type: _type, usage, endTs, diagnostics: _d, ...snapshot } = base;
+    const usageEvent: CacheEvent = {
+      type: 'usage',
+      requestId: base.requestId,
+      sessionId: r.session,
+      agentId: r.agent,
+      ts: endTs!,
+      provider: 'anthropic',
+      usage,
+    };
+    switch (r.shape) {
+      case 'turn':
+        return [base];
+      case 'split':
+        return [{ ...snapshot, type: 'snapshot' }, usageEvent];
+      case 'usage-only':
+        return [{ ...usageEvent, ts: T0 + r.at }];
+      default:
+        return [{ ...snapshot, type: 'snapshot' }];
+    }
+  });
+}
+
+describe('stream evaluation properties', () => {
+  it('any permutation with any duplicates gives the states and breaks of in-order delivery', () => {
+    fc.assert(
+      fc.property(
+        fc.array(requestArb, { minLength: 1, maxLength: 25 }),
+        fc.infiniteStream(fc.nat()),
+        fc.array(fc.nat(), { maxLength: 10 }),
+        (requests, randomness, duplicateIndices) => {
+          const inOrder = eventsOf(requests);
+          const withDuplicates = [...inOrder, ...duplicateIndices.map((i) => inOrder[i % inOrder.length]!)];
+          const shuffled = withDuplicates
+            .map((event) => ({ event, key: randomness.next().value }))
+            .sort((a, b) => a.key - b.key)
+            .map((x) => x.event);
+          expect(evaluateEvents(shuffled, DEFAULT_DETECTION)).toEqual(evaluateEvents(inOrder, DEFAULT_DETECTION));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+/** A tool list edit described by what was done, so the expectation does not reuse the diff. */
+const editArb = fc
+  .record({
+    base: fc.uniqueArray(fc.stringMatching(/^[a-z_]{1,8}$/), { minLength: 1, maxLength: 12 }),
+    removeMask: fc.array(fc.integer({ min: 0, max: 4 }).map((n) => n === 0), { minLength: 12, maxLength: 12 }),
+    rehashMask: fc.array(fc.integer({ min: 0, max: 4 }).map((n) => n === 0), { minLength: 12, maxLength: 12 }),
+    added: fc.uniqueArray(fc.stringMatching(/^NEW[A-Z]{1,4}$/), { maxLength: 3 }),
+    swaps: fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 3 }),
+    insertAt: fc.array(fc.nat(), { minLength: 3, maxLength: 3 }),
+  })
+  .map((e) => {
+    const removed = e.base.filter((_, i) => e.removeMask[i]);
+    const kept = e.base.filter((_, i) => !e.removeMask[i]);
+    const rehashed = kept.filter((_, i) => e.rehashMask[i]);
+    const order = [...kept];
+    for (const [a, b] of e.swaps) {
+      if (order.length < 2) break;
+      const i = a % order.length;
+      const j = b % order.length;
+      [order[i], order[j]] = [order[j]!, order[i]!];
+    }
+    const next = [...order];
+    e.added.forEach((name, k) => next.splice(e.insertAt[k]! % (next.length + 1), 0, name));
+    const moved = kept.filter((name) => kept.indexOf(name) !== order.indexOf(name));
+    return { base: e.base, next, removed, rehashed, added: e.added, moved };
+  });
+
+const ref = (name: string, version = 1): ToolRef => ({ name, schemaHash: `${name}#${version}` });
+
+describe('tool list edits', () => {
+  it('give the right reason precedence and exactly the right changedToolNames', () => {
+    fc.assert(
+      fc.property(editArb, (edit) => {
+        const before = toPrefix({ model: 'm', tools: edit.base.map((n) => ref(n)) });
+        const after = toPrefix({
+          model: 'm',
+          tools: edit.next.map((n) => ref(n, edit.rehashed.includes(n) ? 2 : 1)),
+        });
+        const found = attribute(before, after);
+        const sorted = (names: string[]) => [...new Set(names)].sort(byCodePoint);
+        expect(found.toolChanges).toEqual({
+          added: sorted(edit.added),
+          removed: sorted(edit.removed),
+          schemaChanged: sorted(edit.rehashed),
+          moved: sorted(edit.moved),
+        });
+        const schema = edit.added.length + edit.removed.length + edit.rehashed.length > 0;
+        const expectedReasons = [
+          ...(schema ? ['tools_schema_changed'] : []),
+          ...(edit.moved.length > 0 ? ['tools_order_changed'] : []),
+        ];
+        expect(found.reasons).toEqual(expectedReasons);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('cache rate', () => {
+  it('is in [0, 1], is sum over sum of its parts, and is null only without data', () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(usageArb, { maxLength: 8 }), { maxLength: 5 }), (groups) => {
+        const all = emptySums();
+        let read = 0;
+        let denominator = 0;
+        for (const group of groups) {
+          const sums = emptySums();
+          for (const usage of group) {
+            addUsage(sums, usage);
+            addUsage(all, usage);
+            if (usage.cacheReported) {
+              read += usage.read;
+              denominator += usage.uncached + usage.read + usage.write;
+            }
+          }
+          const rate = cacheRate(sums);
+          if (rate !== null) expect(rate).toBeGreaterThanOrEqual(0);
+          if (rate !== null) expect(rate).toBeLessThanOrEqual(1);
+        }
+        const rate = cacheRate(all);
+        if (denominator === 0) expect(rate).toBeNull();
+        else expect(rate).toBeCloseTo(read / denominator, 12);
+      }),
+    );
+  });
+});

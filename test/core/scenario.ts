@@ -1,0 +1,52 @@
+// Builds realistic turn events for core tests without repeating every field.
+import { hashString } from '../../src/core/hash.js';
+import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { evaluateEvents } from '../../src/core/stream.js';
+import type { CacheEvent, Evaluation, ToolRef, TurnEvent, Usage } from '../../src/core/types.js';
+
+export const T0 = Date.parse('2026-11-30T10:00:00.000Z');
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+
+export const SEED_TOOLS = ['read_file', 'shell', 'mcp__filesystem__read_tree', 'mcp__github__search_issues'];
+
+export function tools(names: string[], version: Record<string, number> = {}): ToolRef[] {
+  return names.map((name) => ({ name, schemaHash: hashString(`${name}@${version[name] ?? 1}`) }));
+}
+
+export function usage(read: number, write: number, uncached = 120, write1h = 0): Usage {
+  return { uncached, read, write, write1h, output: 300, cacheReported: true };
+}
+
+export interface TurnSpec extends Partial<Omit<TurnEvent, 'type' | 'requestId'>> {
+  at?: number;
+}
+
+/** A turn event with the seed's defaults: Anthropic, four tools, two system blocks. */
+export function turn(requestId: string, spec: TurnSpec = {}): TurnEvent {
+  const { at = 0, ...rest } = spec;
+  const event: TurnEvent = {
+    type: 'turn',
+    requestId,
+    sessionId: 'sess_A',
+    agentId: 'main',
+    ts: T0 + at,
+    endTs: T0 + at + 4 * SECOND,
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+    systemBlockHashes: [hashString('billing'), hashString('You are a coding agent.')],
+    tools: tools(SEED_TOOLS),
+    cacheControl: { enabled: true, ttl: '5m', scope: 'tools+system+messages', markers: ['system:1', 'messages:-1'] },
+    usage: usage(0, 48_900),
+    ...rest,
+  };
+  return event;
+}
+
+export function evaluate(events: CacheEvent[]): Map<string, Evaluation> {
+  return new Map(evaluateEvents(events, DEFAULT_DETECTION).map((e) => [e.requestId, e]));
+}
+
+export function breaksOf(evaluations: Map<string, Evaluation>) {
+  return [...evaluations.values()].flatMap((e) => (e.break ? [e.break] : []));
+}
