@@ -1,0 +1,102 @@
+// OpenAI Chat Completions and Responses requests → snapshot. Caching is
+// automatic: a leading run of system/developer messages is the system prompt,
+// prompt_cache_key routes the request, and per-part prompt_cache_breakpoint
+// adds explicit markers.
+import { hashContent, hashString } from '../hash.js';
+import type { CacheControl, SnapshotContent, ToolRef } from '../types.js';
+import {
+  expectArray,
+  expectRecord,
+  expectString,
+  modelOf,
+  optionalArray,
+  type JsonObject,
+  type SnapshotOptions,
+} from './common.js';
+import { hashBlocks, readMessage, textBlock } from './content.js';
+import { autoMarkers, cacheControlOf, type Marker, type PrefixSizes } from './markers.js';
+import { readTools } from './tools.js';
+
+const SYSTEM_ROLES = new Set<unknown>(['system', 'developer']);
+
+/** prompt_cache_retention values as durations; others are kept as sent. */
+const RETENTION_TTL: Record<string, string> = { in_memory: '5m', '24h': '24h' };
+
+function cacheSettings(body: JsonObject, markers: readonly Marker[], sizes: PrefixSizes): CacheControl {
+  const options =
+    body.prompt_cache_options === undefined || body.prompt_cache_options === null
+      ? {}
+      : expectRecord(body.prompt_cache_options, 'prompt_cache_options');
+  const fromMarkers = cacheControlOf(markers, sizes);
+  // In explicit mode only the breakpoints are cached (none: nothing is);
+  // otherwise the provider adds its own breakpoint at the end.
+  const control: CacheControl = options.mode === 'explicit' ? fromMarkers : { ...fromMarkers, enabled: true, scope: 'auto' };
+  if (options.ttl !== undefined) {
+    control.ttl = expectString(options.ttl, 'prompt_cache_options.ttl');
+  } else if (body.prompt_cache_retention !== undefined && body.prompt_cache_retention !== null) {
+    const retention = expectString(body.prompt_cache_retention, 'prompt_cache_retention');
+    control.ttl = RETENTION_TTL[retention] ?? retention;
+  }
+  if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) {
+    control.key = hashString(expectString(body.prompt_cache_key, 'prompt_cache_key'));
+  }
+  return control;
+}
+
+interface Conversation {
+  model: string;
+  tools: { tools: ToolRef[]; markers: Marker[] };
+  /** System blocks that precede the items (Responses `instructions`). */
+  system: unknown[];
+  items: readonly unknown[];
+  field: string;
+  textType: (role: unknown) => string;
+}
+
+function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotContent {
+  const system = [...c.system];
+  const messages: JsonObject[] = [];
+  const markers = [...c.tools.markers];
+  for (const [i, raw] of c.items.entries()) {
+    const field = `${c.field}[${i}]`;
+    const role = expectRecord(raw, field).role;
+    const inSystem = messages.length === 0 && SYSTEM_ROLES.has(role);
+    const target = inSystem ? system : messages;
+    const read = readMessage(raw, field, c.textType(role), inSystem ? 'system' : 'messages', target.length);
+    target.push(read.message);
+    markers.push(...read.markers);
+  }
+  markers.push(...autoMarkers(body));
+  return {
+    model: c.model,
+    ...hashBlocks(system),
+    tools: c.tools.tools,
+    cacheControl: cacheSettings(body, markers, { tools: c.tools.tools.length, messages: messages.length }),
+    messageHashes: messages.map((message) => hashContent(message)),
+  };
+}
+
+export function openaiChatSnapshot(body: JsonObject, options: SnapshotOptions): SnapshotContent {
+  return conversationSnapshot(body, {
+    model: modelOf(options, body.model, 'model'),
+    tools: readTools(optionalArray(body.tools, 'tools'), 'tools'),
+    system: [],
+    items: expectArray(body.messages, 'messages'),
+    field: 'messages',
+    textType: () => 'text',
+  });
+}
+
+export function openaiResponsesSnapshot(body: JsonObject, options: SnapshotOptions): SnapshotContent {
+  const instructions = body.instructions;
+  const input = body.input;
+  return conversationSnapshot(body, {
+    model: modelOf(options, body.model, 'model'),
+    tools: readTools(optionalArray(body.tools, 'tools'), 'tools'),
+    system: instructions === undefined || instructions === null ? [] : [textBlock(expectString(instructions, 'instructions'))],
+    // A string input is one user message.
+    items: typeof input === 'string' ? [{ role: 'user', content: input }] : optionalArray(input, 'input'),
+    field: 'input',
+    textType: (role) => (role === 'assistant' ? 'output_text' : 'input_text'),
+  });
+}
