@@ -88,7 +88,7 @@ describe('golden scenarios from raw bodies and raw usage', () => {
   });
 
   it('Gemini stream: a missing cachedContentTokenCount is a 0 read, so the miss is seen', () => {
-    const body = { ...loadRequest('gemini'), model: 'gemini-2.5-pro' };
+    const body: Body = { ...loadRequest('gemini'), model: 'gemini-2.5-pro' };
     const gemini = (prompt: number, cached?: number) => ({
       usageMetadata: { promptTokenCount: prompt, candidatesTokenCount: 50, ...(cached === undefined ? {} : { cachedContentTokenCount: cached }) },
     });
