@@ -1,0 +1,33 @@
+// Opens the embedded SQLite database and brings its schema up to date.
+import Database from 'better-sqlite3';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { fileURLToPath } from 'node:url';
+import * as schema from './schema.js';
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+
+export type Drizzle = BetterSQLite3Database<typeof schema>;
+
+export interface OpenedDatabase {
+  sqlite: Database.Database;
+  db: Drizzle;
+}
+
+export interface OpenOptions {
+  /** `full` also survives power loss; `normal` (default) survives a killed process. */
+  synchronous?: 'normal' | 'full';
+  readonly?: boolean;
+}
+
+export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
+  const sqlite = new Database(path, { readonly: options.readonly ?? false });
+  // Readers never wait for the writer in WAL mode; a committed transaction is
+  // in the WAL before the response is sent, so a killed process loses nothing.
+  if (!options.readonly) sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${options.synchronous ?? 'normal'}`);
+  sqlite.pragma('busy_timeout = 5000');
+  const db = drizzle(sqlite, { schema });
+  if (!options.readonly) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
+  return { sqlite, db };
+}

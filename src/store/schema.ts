@@ -1,0 +1,174 @@
+// The only schema. Times are epoch milliseconds (integers). Every row belongs
+// to a project. Repeating values (labels, tool lists, prefixes) are stored once
+// and referenced by id, so a turn costs a few dozen bytes.
+import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const projects = sqliteTable('projects', {
+  id: integer().primaryKey(),
+  name: text().notNull().unique(),
+});
+
+/** Models, providers and agent names. An unknown value is the empty string. */
+export const labels = sqliteTable(
+  'labels',
+  {
+    id: integer().primaryKey(),
+    kind: text({ enum: ['model', 'provider', 'agent'] }).notNull(),
+    value: text().notNull(),
+  },
+  (t) => [uniqueIndex('labels_kind_value').on(t.kind, t.value)],
+);
+
+/** A tool list in the order sent: JSON [[name, schemaHash], …], keyed by its aggregate hash. */
+export const toolsets = sqliteTable('toolsets', {
+  id: integer().primaryKey(),
+  hash: text().notNull().unique(),
+  tools: text().notNull(),
+});
+
+/** Everything of a snapshot but its message hashes, keyed by a hash of the whole. */
+export const prefixes = sqliteTable('prefixes', {
+  id: integer().primaryKey(),
+  hash: text().notNull().unique(),
+  model: text().notNull(),
+  systemHash: text('system_hash'),
+  systemBlockHashes: text('system_block_hashes'),
+  toolsetId: integer('toolset_id'),
+  cacheControlHash: text('cache_control_hash'),
+  ttlMs: integer('ttl_ms'),
+});
+
+/** Token and outcome sums, shared by streams, rollups and totals. */
+const sums = {
+  turns: integer().notNull().default(0),
+  /** Turns whose usage reported cache fields: the cache-rate population. */
+  measured: integer().notNull().default(0),
+  /** Input of turns that reported no cache fields: counted as input, kept out of the cache rate. */
+  unmeasuredInput: integer('unmeasured_input').notNull().default(0),
+  /** uncached, read and write sum measured turns only, so read / (uncached + read + write) is the cache rate. */
+  uncached: integer().notNull().default(0),
+  read: integer().notNull().default(0),
+  write: integer().notNull().default(0),
+  write1h: integer('write_1h').notNull().default(0),
+  output: integer().notNull().default(0),
+  breaks: integer().notNull().default(0),
+  missed: integer().notNull().default(0),
+  /** Micro-dollars, so that sums under re-evaluation stay exact. */
+  extraCostMicroUsd: integer('extra_cost_micro_usd').notNull().default(0),
+};
+
+export type SumKey = keyof typeof sums;
+export type Sums = Record<SumKey, number>;
+export const SUM_KEYS = Object.keys(sums) as SumKey[];
+
+/** (project, sessionId, agentId): one cache lineage, with its running sums. */
+export const streams = sqliteTable(
+  'streams',
+  {
+    id: integer().primaryKey(),
+    projectId: integer('project_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    agentId: integer('agent_id').notNull(),
+    firstTs: integer('first_ts'),
+    lastTs: integer('last_ts'),
+    ...sums,
+  },
+  (t) => [
+    uniqueIndex('streams_key').on(t.projectId, t.sessionId, t.agentId),
+    // Sessions seen in a time range, newest first.
+    index('streams_last_ts').on(t.projectId, t.lastTs),
+  ],
+);
+
+/**
+ * One request, stored as its two parts so that joining stays the core's
+ * `mergeEvent`: the snapshot part (prefix…) and the usage part (end_ts…).
+ * stream_id and ts are null while a usage waits for the snapshot that places it.
+ */
+export const turns = sqliteTable(
+  'turns',
+  {
+    id: integer().primaryKey(),
+    projectId: integer('project_id').notNull(),
+    /** 48 bits of xxh64(requestId): a compact lookup key; request_id decides. */
+    rid: integer().notNull(),
+    requestId: text('request_id').notNull(),
+    streamId: integer('stream_id'),
+    ts: integer(),
+    prefixId: integer('prefix_id'),
+    snapshotProviderId: integer('snapshot_provider_id'),
+    expectMiss: text('expect_miss'),
+    /** 8 bytes per message: xxh64 of each message hash as sent. */
+    messageHashes: blob('message_hashes', { mode: 'buffer' }),
+    endTs: integer('end_ts'),
+    usageProviderId: integer('usage_provider_id'),
+    usageModelId: integer('usage_model_id'),
+    uncached: integer(),
+    read: integer(),
+    write: integer(),
+    write1h: integer('write_1h'),
+    output: integer(),
+    cacheReported: integer('cache_reported', { mode: 'boolean' }),
+    diagnostics: text(),
+    /** Index into TURN_STATES; null until the turn has usage. */
+    state: integer(),
+  },
+  (t) => [
+    index('turns_rid').on(t.rid),
+    // Stream evaluation reads a stream in order from a point in time.
+    index('turns_stream_ts').on(t.streamId, t.ts),
+  ],
+);
+
+/** The break record of every turn in state `miss`, filterable without decoding it. */
+export const breaks = sqliteTable(
+  'breaks',
+  {
+    turnId: integer('turn_id').primaryKey(),
+    projectId: integer('project_id').notNull(),
+    streamId: integer('stream_id').notNull(),
+    ts: integer().notNull(),
+    modelId: integer('model_id').notNull(),
+    providerId: integer('provider_id').notNull(),
+    agentId: integer('agent_id').notNull(),
+    reason: text().notNull(),
+    /** The SPEC §6 record as JSON. */
+    record: text().notNull(),
+  },
+  // Newest first within a project; the other filters narrow that scan.
+  (t) => [index('breaks_project_ts').on(t.projectId, t.ts)],
+);
+
+const dimensions = {
+  projectId: integer('project_id').notNull(),
+  modelId: integer('model_id').notNull(),
+  providerId: integer('provider_id').notNull(),
+  agentId: integer('agent_id').notNull(),
+  /** Index into TURN_STATES. */
+  state: integer().notNull(),
+  /** Break reason, or '' for turns that are not breaks. */
+  reason: text().notNull(),
+};
+
+/** Per-minute sums: what dashboards and /v1/stats read instead of the turns. */
+export const rollups = sqliteTable(
+  'rollups',
+  {
+    minute: integer().notNull(),
+    ...dimensions,
+    ...sums,
+  },
+  (t) => [
+    uniqueIndex('rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.state, t.reason),
+  ],
+);
+
+/** All-time sums per dimension: what /metrics exposes as counters. */
+export const totals = sqliteTable(
+  'totals',
+  {
+    ...dimensions,
+    ...sums,
+  },
+  (t) => [uniqueIndex('totals_key').on(t.projectId, t.modelId, t.providerId, t.agentId, t.state, t.reason)],
+);

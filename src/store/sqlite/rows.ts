@@ -1,0 +1,150 @@
+// Converts between stored turn rows and the core's turn parts, and computes
+// what a turn adds to the rollups.
+import { hashString } from '../../core/hash.js';
+import type { TurnParts } from '../../core/join.js';
+import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../core/types.js';
+import type { Sums } from '../schema.js';
+import type { Dictionary } from './dictionary.js';
+
+const TURN_COLUMN_NAMES = [
+  'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
+  'end_ts', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write', 'write_1h', 'output',
+  'cache_reported', 'diagnostics', 'state',
+] as const;
+
+/** The columns a TurnRow is read from, optionally qualified by a table alias. */
+export function turnColumns(alias?: string): string {
+  return TURN_COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');
+}
+
+export interface TurnRow {
+  id: number;
+  request_id: string;
+  stream_id: number | null;
+  ts: number | null;
+  prefix_id: number | null;
+  snapshot_provider_id: number | null;
+  expect_miss: string | null;
+  message_hashes: Buffer | null;
+  end_ts: number | null;
+  usage_provider_id: number | null;
+  usage_model_id: number | null;
+  uncached: number | null;
+  read: number | null;
+  write: number | null;
+  write_1h: number | null;
+  output: number | null;
+  cache_reported: number | null;
+  diagnostics: string | null;
+  state: number | null;
+}
+
+/** Message hashes are opaque: 8 bytes of xxh64 of each keeps equality and costs little. */
+export function encodeMessageHashes(hashes: readonly string[]): Buffer {
+  const out = Buffer.allocUnsafe(hashes.length * 8);
+  hashes.forEach((hash, i) => out.write(hashString(hash), i * 8, 'hex'));
+  return out;
+}
+
+export function decodeMessageHashes(blob: Buffer): string[] {
+  const hashes: string[] = [];
+  for (let i = 0; i < blob.length; i += 8) hashes.push(blob.toString('hex', i, i + 8));
+  return hashes;
+}
+
+export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
+  const parts: TurnParts = { requestId: row.request_id };
+  const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
+  if (row.prefix_id !== null && stream && row.ts !== null) {
+    const stored = dictionary.prefixOf(row.prefix_id);
+    const prefix = row.message_hashes ? { ...stored, messageHashes: decodeMessageHashes(row.message_hashes) } : stored;
+    parts.snapshot = {
+      ts: row.ts,
+      sessionId: stream.sessionId,
+      agentId: stream.agentId,
+      model: prefix.model,
+      prefix,
+    };
+    const provider = dictionary.labelValue(row.snapshot_provider_id);
+    if (provider !== undefined) parts.snapshot.provider = provider;
+    if (row.expect_miss !== null) parts.snapshot.expectMiss = row.expect_miss;
+  }
+  if (row.uncached !== null) {
+    parts.usage = {
+      provider: dictionary.labelValue(row.usage_provider_id) ?? '',
+      usage: {
+        uncached: row.uncached,
+        read: row.read ?? 0,
+        write: row.write ?? 0,
+        write1h: row.write_1h ?? 0,
+        output: row.output ?? 0,
+        cacheReported: row.cache_reported === 1,
+      },
+    };
+    if (row.end_ts !== null) parts.usage.ts = row.end_ts;
+    if (!parts.snapshot && stream) {
+      parts.usage.sessionId = stream.sessionId;
+      parts.usage.agentId = stream.agentId;
+    }
+    const model = dictionary.labelValue(row.usage_model_id);
+    if (model !== undefined) parts.usage.model = model;
+    if (row.diagnostics !== null) parts.usage.diagnostics = JSON.parse(row.diagnostics);
+  }
+  return parts;
+}
+
+export function stateIndex(state: TurnState): number {
+  return TURN_STATES.indexOf(state);
+}
+
+export const MISS = stateIndex('miss');
+
+/** What one evaluated turn adds to the rollups, the totals and its stream's sums. */
+export interface Contribution {
+  streamId: number;
+  projectId: number;
+  minute: number;
+  modelId: number;
+  providerId: number;
+  agentId: number;
+  state: number;
+  reason: string;
+  sums: Sums;
+}
+
+export function contributionOf(
+  turn: Turn,
+  streamId: number,
+  projectId: number,
+  state: number | null,
+  record: BreakRecord | null,
+  dictionary: Dictionary,
+): Contribution | null {
+  if (state === null || !turn.usage) return null;
+  const usage = turn.usage;
+  // Like the cache rate, the token sums of unreported usage hold only its input and output.
+  const measured = usage.cacheReported;
+  return {
+    streamId,
+    projectId,
+    minute: Math.floor(turn.ts / 60_000),
+    modelId: dictionary.label('model', turn.model),
+    providerId: dictionary.label('provider', turn.provider),
+    agentId: dictionary.label('agent', turn.agentId),
+    state,
+    reason: record?.reason ?? '',
+    sums: {
+      turns: 1,
+      measured: measured ? 1 : 0,
+      unmeasuredInput: measured ? 0 : usage.uncached + usage.read + usage.write,
+      uncached: measured ? usage.uncached : 0,
+      read: measured ? usage.read : 0,
+      write: measured ? usage.write : 0,
+      write1h: measured ? usage.write1h : 0,
+      output: usage.output,
+      breaks: record ? 1 : 0,
+      missed: record?.missedCacheReadTokens ?? 0,
+      extraCostMicroUsd: Math.round((record?.estimatedExtraCostUsd ?? 0) * 1_000_000),
+    },
+  };
+}

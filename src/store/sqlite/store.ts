@@ -1,0 +1,315 @@
+// The SQLite implementation of Store: writes through the Writer, reads with
+// drizzle over indexes and rollups.
+import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
+import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import type { DetectionOptions } from '../../core/options.js';
+import { cacheRate } from '../../core/rate.js';
+import { TURN_STATES, type BreakRecord, type CacheEvent } from '../../core/types.js';
+import { openDatabase, type OpenOptions } from '../db.js';
+import { breaks as breaksTable, projects, rollups, streams, totals as totalsTable, type Sums } from '../schema.js';
+import {
+  InvalidQueryError,
+  type Filters,
+  type Page,
+  type PageQuery,
+  type SessionSummary,
+  type StatsQuery,
+  type StatsRow,
+  type Store,
+  type TimeRange,
+  type TokenTotals,
+  type TotalsRow,
+  type TurnView,
+  type WriteResult,
+} from '../store.js';
+import { Dictionary } from './dictionary.js';
+import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
+import { rowToParts, turnColumns, type TurnRow } from './rows.js';
+import { Writer } from './writer.js';
+import { toTurn } from '../../core/join.js';
+
+const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
+
+function tokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): TokenTotals {
+  return { uncached: s.uncached + s.unmeasuredInput, read: s.read, write: s.write, write1h: s.write1h, output: s.output };
+}
+
+export class SqliteStore implements Store {
+  private readonly opened;
+  private readonly dictionary: Dictionary;
+  private readonly writer: Writer;
+
+  constructor(path: string, options: DetectionOptions, open: OpenOptions = {}) {
+    this.opened = openDatabase(path, open);
+    this.dictionary = new Dictionary(this.opened.sqlite);
+    this.writer = new Writer(this.opened.sqlite, this.dictionary, options);
+  }
+
+  /** The raw handle, for tools that inspect the file (integrity checks, sizes). */
+  get sqlite() {
+    return this.opened.sqlite;
+  }
+
+  async ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult> {
+    try {
+      return this.writer.write(this.dictionary.project(project), events);
+    } catch (error) {
+      // Ids created inside the rolled-back transaction no longer exist.
+      this.dictionary.forget();
+      throw error;
+    }
+  }
+
+  async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    const b = breaksTable;
+    const conditions = [
+      eq(b.projectId, projectId),
+      ...rangeConditions(b.ts, range),
+      ...filterConditions(this.dictionary, projectId, filters, {
+        model: b.modelId,
+        provider: b.providerId,
+        agent: b.agentId,
+        reason: b.reason,
+        stream: b.streamId,
+      }),
+    ];
+    if (page.cursor !== undefined) {
+      const [ts, id] = this.cursor(page.cursor, ['number', 'number']) as [number, number];
+      conditions.push(or(lt(b.ts, ts), and(eq(b.ts, ts), lt(b.turnId, id)))!);
+    }
+    const rows = this.opened.db
+      .select({ turnId: b.turnId, ts: b.ts, record: b.record })
+      .from(b)
+      .where(allOf(conditions))
+      .orderBy(desc(b.ts), desc(b.turnId))
+      .limit(page.limit + 1)
+      .all();
+    const items = rows.slice(0, page.limit).map((r) => JSON.parse(r.record) as BreakRecord);
+    const last = rows[page.limit - 1];
+    return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.turnId]) : null };
+  }
+
+  async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<SessionSummary>> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    const s = streams;
+    const conditions: SQL[] = [eq(s.projectId, projectId)];
+    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
+    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
+    const agents = labelIds(this.dictionary, 'agent', filters.agentId);
+    if (agents) conditions.push(inArray(s.agentId, agents));
+    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
+    const lastSeen = sql<number>`max(${s.lastTs})`;
+    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
+    if (page.cursor !== undefined) {
+      const [ts, id] = this.cursor(page.cursor, ['number', 'string']) as [number, string];
+      having.push(sql`(${lastSeen} < ${ts} OR (${lastSeen} = ${ts} AND ${s.sessionId} < ${id}))`);
+    }
+    const rows = this.opened.db
+      .select({
+        sessionId: s.sessionId,
+        agentIds: sql<string>`group_concat(${s.agentId})`,
+        firstSeen: sql<number>`min(${s.firstTs})`,
+        lastSeen,
+        turns: sumOf(s.turns),
+        breaks: sumOf(s.breaks),
+        unmeasuredInput: sumOf(s.unmeasuredInput),
+        uncached: sumOf(s.uncached),
+        read: sumOf(s.read),
+        write: sumOf(s.write),
+        write1h: sumOf(s.write1h),
+        output: sumOf(s.output),
+        missed: sumOf(s.missed),
+        extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
+      })
+      .from(s)
+      .where(allOf(conditions))
+      .groupBy(s.sessionId)
+      .having(and(...having))
+      .orderBy(desc(lastSeen), desc(s.sessionId))
+      .limit(page.limit + 1)
+      .all();
+    const items = rows.slice(0, page.limit).map(
+      (r): SessionSummary => ({
+        sessionId: r.sessionId,
+        agentIds: r.agentIds
+          .split(',')
+          .map((id) => this.dictionary.labelValue(Number(id)) ?? 'main')
+          .sort(),
+        firstSeen: r.firstSeen,
+        lastSeen: r.lastSeen,
+        turns: r.turns,
+        breaks: r.breaks,
+        cacheRate: cacheRate(r),
+        tokens: tokensOf(r),
+        missedCacheReadTokens: r.missed,
+        estimatedExtraCostUsd: r.extraCostMicroUsd / 1_000_000,
+      }),
+    );
+    const last = rows[page.limit - 1];
+    return {
+      items,
+      nextCursor: rows.length > page.limit && last ? encodeCursor([last.lastSeen, last.sessionId]) : null,
+    };
+  }
+
+  async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return null;
+    const ids = this.opened.db
+      .select({ id: streams.id })
+      .from(streams)
+      .where(and(eq(streams.projectId, projectId), eq(streams.sessionId, sessionId)))
+      .all()
+      .map((r) => r.id);
+    if (ids.length === 0) return null;
+    const rows = this.opened.sqlite
+      .prepare<number[], TurnRow & { record: string | null }>(
+        `SELECT ${turnColumns('t')}, b.record FROM turns t
+         LEFT JOIN breaks b ON b.turn_id = t.id
+         WHERE t.stream_id IN (${ids.map(() => '?').join(',')}) AND t.ts IS NOT NULL
+         ORDER BY t.ts, t.request_id`,
+      )
+      .all(...ids);
+    return rows.flatMap((row): TurnView[] => {
+      const turn = toTurn(rowToParts(row, this.dictionary));
+      if (!turn) return [];
+      return [
+        {
+          requestId: turn.requestId,
+          agentId: turn.agentId,
+          ts: turn.ts,
+          endTs: turn.endTs ?? null,
+          provider: turn.provider ?? null,
+          model: turn.model ?? null,
+          state: row.state === null ? null : TURN_STATES[row.state]!,
+          usage: turn.usage
+            ? {
+                uncached: turn.usage.uncached,
+                read: turn.usage.read,
+                write: turn.usage.write,
+                write1h: turn.usage.write1h,
+                output: turn.usage.output,
+                cacheReported: turn.usage.cacheReported,
+              }
+            : null,
+          expectMiss: turn.expectMiss ?? null,
+          break: row.record === null ? null : (JSON.parse(row.record) as BreakRecord),
+        },
+      ];
+    });
+  }
+
+  async stats(project: string, query: StatsQuery): Promise<StatsRow[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    const r = rollups;
+    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
+    const bucket = sql<number>`(${r.minute} / ${minutes}) * ${minutes * 60_000}`;
+    const groupColumn = {
+      model: r.modelId,
+      provider: r.providerId,
+      agentId: r.agentId,
+      reason: r.reason,
+    }[query.groupBy ?? 'model'];
+    const conditions = [
+      eq(r.projectId, projectId),
+      ...rangeConditions(r.minute, query, 60_000),
+      ...filterConditions(this.dictionary, projectId, query.filters, {
+        model: r.modelId,
+        provider: r.providerId,
+        agent: r.agentId,
+        reason: r.reason,
+      }),
+    ];
+    if (query.filters.sessionId) {
+      throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
+    }
+    const grouped = query.groupBy !== undefined;
+    const rows = this.opened.db
+      .select({
+        ts: bucket,
+        group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+        turns: sumOf(r.turns),
+        breaks: sumOf(r.breaks),
+        unmeasuredInput: sumOf(r.unmeasuredInput),
+        uncached: sumOf(r.uncached),
+        read: sumOf(r.read),
+        write: sumOf(r.write),
+        write1h: sumOf(r.write1h),
+        output: sumOf(r.output),
+        missed: sumOf(r.missed),
+        extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+      })
+      .from(r)
+      .where(allOf(conditions))
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
+      .orderBy(asc(bucket))
+      .all();
+    return rows.map((row): StatsRow => {
+      const out: StatsRow = {
+        ts: row.ts,
+        turns: row.turns,
+        breaks: row.breaks,
+        cacheRate: cacheRate(row),
+        tokens: tokensOf(row),
+        missedCacheReadTokens: row.missed,
+        estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+      };
+      if (grouped) {
+        out.group =
+          query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
+      }
+      return out;
+    });
+  }
+
+  async totals(): Promise<TotalsRow[]> {
+    const t = totalsTable;
+    const rows = this.opened.db
+      .select({
+        project: projects.name,
+        modelId: t.modelId,
+        providerId: t.providerId,
+        state: t.state,
+        reason: t.reason,
+        turns: sumOf(t.turns),
+        unmeasuredInput: sumOf(t.unmeasuredInput),
+        uncached: sumOf(t.uncached),
+        read: sumOf(t.read),
+        write: sumOf(t.write),
+        write1h: sumOf(t.write1h),
+        output: sumOf(t.output),
+      })
+      .from(t)
+      .innerJoin(projects, eq(projects.id, t.projectId))
+      .groupBy(projects.name, t.modelId, t.providerId, t.state, t.reason)
+      .all();
+    return rows.map((r) => ({
+      project: r.project,
+      model: this.dictionary.labelValue(r.modelId) ?? '',
+      provider: this.dictionary.labelValue(r.providerId) ?? '',
+      state: TURN_STATES[r.state]!,
+      reason: r.reason,
+      turns: r.turns,
+      tokens: tokensOf(r),
+    }));
+  }
+
+  async ping(): Promise<void> {
+    this.opened.sqlite.prepare('SELECT 1').get();
+  }
+
+  async close(): Promise<void> {
+    if (this.opened.sqlite.open) this.opened.sqlite.close();
+  }
+
+  private cursor(cursor: string, shape: ('string' | 'number')[]): (string | number)[] {
+    const values = decodeCursor(cursor, shape);
+    if (!values) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
+    return values;
+  }
+}
+

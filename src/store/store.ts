@@ -1,0 +1,126 @@
+// The one interface through which everything reaches stored data. Every call
+// is async so that another backend (PostgreSQL) can implement it unchanged.
+import type { BreakRecord, CacheEvent, TurnState } from '../core/types.js';
+
+/** [from, to) in epoch ms; either end may be open. */
+export interface TimeRange {
+  from?: number;
+  to?: number;
+}
+
+/** Each filter matches any of its values; an absent filter matches everything. */
+export interface Filters {
+  sessionId?: string[];
+  agentId?: string[];
+  model?: string[];
+  provider?: string[];
+  reason?: string[];
+}
+
+export interface PageQuery {
+  limit: number;
+  cursor?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface WriteResult {
+  accepted: number;
+  duplicates: number;
+  /** Breaks that are new, or whose record changed. */
+  breaks: BreakRecord[];
+}
+
+export interface TokenTotals {
+  uncached: number;
+  read: number;
+  write: number;
+  write1h: number;
+  output: number;
+}
+
+export interface SessionSummary {
+  sessionId: string;
+  agentIds: string[];
+  firstSeen: number;
+  lastSeen: number;
+  turns: number;
+  breaks: number;
+  /** null: no turn reported cache usage. */
+  cacheRate: number | null;
+  tokens: TokenTotals;
+  missedCacheReadTokens: number;
+  estimatedExtraCostUsd: number;
+}
+
+export interface TurnView {
+  requestId: string;
+  agentId: string;
+  ts: number;
+  endTs: number | null;
+  provider: string | null;
+  model: string | null;
+  /** null: no usage has arrived for this request yet. */
+  state: TurnState | null;
+  usage: (TokenTotals & { cacheReported: boolean }) | null;
+  expectMiss: string | null;
+  break: BreakRecord | null;
+}
+
+export type GroupBy = 'model' | 'provider' | 'agentId' | 'reason';
+
+export interface StatsQuery extends TimeRange {
+  /** Bucket width, a whole number of minutes. */
+  intervalMs: number;
+  groupBy?: GroupBy;
+  filters: Filters;
+}
+
+export interface StatsRow {
+  ts: number;
+  /** The value of the groupBy dimension ('' when unknown or, for reason, not a break). */
+  group?: string;
+  turns: number;
+  breaks: number;
+  cacheRate: number | null;
+  tokens: TokenTotals;
+  missedCacheReadTokens: number;
+  estimatedExtraCostUsd: number;
+}
+
+/** All-time sums per bounded dimension, for Prometheus counters. */
+export interface TotalsRow {
+  project: string;
+  model: string;
+  provider: string;
+  state: TurnState;
+  reason: string;
+  turns: number;
+  tokens: TokenTotals;
+}
+
+export interface Store {
+  ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult>;
+  breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>>;
+  sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<SessionSummary>>;
+  /** null when the session is unknown. */
+  sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
+  stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
+  totals(): Promise<TotalsRow[]>;
+  /** Cheap check that the database answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A query the store cannot answer as asked (a bad cursor): the caller's mistake, not the store's. */
+export class InvalidQueryError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
