@@ -100,6 +100,8 @@ export interface TotalsRow {
   reason: string;
   turns: number;
   tokens: TokenTotals;
+  missedCacheReadTokens: number;
+  estimatedExtraCostUsd: number;
 }
 
 export interface Store {

@@ -282,6 +282,8 @@ export class SqliteStore implements Store {
         write: sumOf(t.write),
         write1h: sumOf(t.write1h),
         output: sumOf(t.output),
+        missed: sumOf(t.missed),
+        extraCostMicroUsd: sumOf(t.extraCostMicroUsd),
       })
       .from(t)
       .innerJoin(projects, eq(projects.id, t.projectId))
@@ -295,6 +297,8 @@ export class SqliteStore implements Store {
       reason: r.reason,
       turns: r.turns,
       tokens: tokensOf(r),
+      missedCacheReadTokens: r.missed,
+      estimatedExtraCostUsd: r.extraCostMicroUsd / 1_000_000,
     }));
   }
 

@@ -1,0 +1,35 @@
+import { detectionOf } from '../config.js';
+import { startServer } from '../server.js';
+import type { Command } from './command.js';
+
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-miss-tokens' | 'miss-ratio' | 'prices' | 'synchronous' | 'project'> = {
+  name: 'serve',
+  summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
+  usage: 'serve [options]',
+  options: ['host', 'port', 'db', 'body-limit', 'min-miss-tokens', 'miss-ratio', 'prices', 'synchronous', 'project'],
+  details: 'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
+  async run({ values }, io) {
+    const server = await startServer(
+      {
+        host: values.host,
+        port: values.port,
+        db: values.db,
+        bodyLimit: values['body-limit'],
+        detection: detectionOf(values),
+        synchronous: values.synchronous,
+        project: values.project,
+      },
+      io.stderr,
+    );
+    io.stdout(`cachebreak listening on ${server.url} (database ${values.db})\n`);
+    await new Promise<void>((resolve) => {
+      const stop = (signal: string) => {
+        server.log.info('shutdown', { signal });
+        void server.close().then(resolve);
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+    return 0;
+  },
+};

@@ -1,0 +1,268 @@
+// Every setting of cachebreak, in one table: its flag, its environment
+// variable, its default and how it is checked. `--help` and the README's
+// configuration table are generated from it; nothing reads process.env later.
+import { readFileSync } from 'node:fs';
+import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
+import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
+
+export class ConfigError extends Error {}
+
+type Parser<T> = (raw: string, name: string) => T;
+
+interface Option<T> {
+  env: string;
+  default: T;
+  /** Shown in help instead of the default value. */
+  shownDefault?: string;
+  valueName: string;
+  help: string;
+  parse: Parser<T>;
+}
+
+const text: Parser<string> = (raw, name) => {
+  if (raw.trim() === '') throw new ConfigError(`${name}: must not be empty`);
+  return raw;
+};
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw, name) => {
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
+      throw new ConfigError(`${name}: expected a whole number from ${min} to ${max}, got "${raw}"`);
+    }
+    return value;
+  };
+}
+
+const ratio: Parser<number> = (raw, name) => {
+  const value = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0 || value > 1) {
+    throw new ConfigError(`${name}: expected a number above 0 and at most 1, got "${raw}"`);
+  }
+  return value;
+};
+
+const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+
+export const bytes: Parser<number> = (raw, name) => {
+  const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw.trim());
+  const unit = UNITS[match?.[2]?.toLowerCase() ?? 'x'];
+  if (!match || unit === undefined) {
+    throw new ConfigError(`${name}: expected a size such as 16MiB, 512KB or 1048576, got "${raw}"`);
+  }
+  return Math.floor(Number(match[1]) * unit);
+};
+
+function oneOf<T extends string>(...values: T[]): Parser<T> {
+  return (raw, name) => {
+    if (!values.includes(raw as T)) throw new ConfigError(`${name}: expected one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
+}
+
+/** A JSON file of model → price, merged over the defaults. */
+const prices: Parser<PriceTable> = (raw, name) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(raw, 'utf8'));
+  } catch (error) {
+    throw new ConfigError(`${name}: cannot read "${raw}" as JSON (${(error as Error).message})`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`${name}: "${raw}" must hold an object of model → {"inputUsdPerMTok": …}`);
+  }
+  const table: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
+  for (const [model, value] of Object.entries(parsed)) {
+    const price = value as Partial<ModelPrice>;
+    if (typeof price?.inputUsdPerMTok !== 'number' || price.inputUsdPerMTok < 0) {
+      throw new ConfigError(`${name}: ${model}.inputUsdPerMTok must be a non-negative number`);
+    }
+    table[model] = {
+      inputUsdPerMTok: price.inputUsdPerMTok,
+      readMultiplier: price.readMultiplier ?? 0.1,
+      write5mMultiplier: price.write5mMultiplier ?? 1.25,
+      write1hMultiplier: price.write1hMultiplier ?? 2,
+    };
+  }
+  return table;
+};
+
+export const OPTIONS = {
+  host: {
+    env: 'CACHEBREAK_HOST',
+    default: '127.0.0.1',
+    valueName: 'ADDRESS',
+    help: 'Address to listen on',
+    parse: text,
+  } satisfies Option<string>,
+  port: {
+    env: 'CACHEBREAK_PORT',
+    default: 4318,
+    valueName: 'PORT',
+    help: 'HTTP port (REST, ingest, OTLP/HTTP, Grafana, /metrics); 0 picks a free one',
+    parse: integer(0, 65535),
+  } satisfies Option<number>,
+  db: {
+    env: 'CACHEBREAK_DB',
+    default: './cachebreak.db',
+    valueName: 'FILE',
+    help: 'SQLite database file (created and migrated on start)',
+    parse: text,
+  } satisfies Option<string>,
+  'body-limit': {
+    env: 'CACHEBREAK_BODY_LIMIT',
+    default: 16 * 1024 ** 2,
+    shownDefault: '16MiB',
+    valueName: 'SIZE',
+    help: 'Largest request body, before and after gzip decompression',
+    parse: bytes,
+  } satisfies Option<number>,
+  'min-miss-tokens': {
+    env: 'CACHEBREAK_MIN_MISS_TOKENS',
+    default: DEFAULT_DETECTION.minMissTokens,
+    valueName: 'N',
+    help: 'A break must lose at least this many cache-read tokens',
+    parse: integer(0, Number.MAX_SAFE_INTEGER),
+  } satisfies Option<number>,
+  'miss-ratio': {
+    env: 'CACHEBREAK_MISS_RATIO',
+    default: DEFAULT_DETECTION.missRatio,
+    valueName: 'R',
+    help: '…and read less than this share of what the previous turn left cached',
+    parse: ratio,
+  } satisfies Option<number>,
+  prices: {
+    env: 'CACHEBREAK_PRICES',
+    default: DEFAULT_PRICES,
+    shownDefault: 'built-in table',
+    valueName: 'FILE',
+    help: 'JSON file of model → {inputUsdPerMTok, readMultiplier, write5mMultiplier, write1hMultiplier}, merged over the built-in prices',
+    parse: prices,
+  } satisfies Option<PriceTable>,
+  synchronous: {
+    env: 'CACHEBREAK_SYNCHRONOUS',
+    default: 'normal' as 'normal' | 'full',
+    valueName: 'MODE',
+    help: '"normal": an acknowledged event survives a killed process; "full": also a power loss (slower)',
+    parse: oneOf('normal', 'full'),
+  } satisfies Option<'normal' | 'full'>,
+  project: {
+    env: 'CACHEBREAK_PROJECT',
+    default: 'default',
+    valueName: 'NAME',
+    help: 'Project that data is stored under and read from',
+    parse: text,
+  } satisfies Option<string>,
+  server: {
+    env: 'CACHEBREAK_SERVER',
+    default: '',
+    shownDefault: 'none',
+    valueName: 'URL',
+    help: 'Send to a running cachebreak server instead of writing the database',
+    parse: (raw, name) => {
+      try {
+        return new URL(raw).toString().replace(/\/$/, '');
+      } catch {
+        throw new ConfigError(`${name}: expected a URL such as http://127.0.0.1:4318, got "${raw}"`);
+      }
+    },
+  } satisfies Option<string>,
+  json: {
+    env: 'CACHEBREAK_JSON',
+    default: false,
+    valueName: '',
+    help: 'Print JSON for machines instead of text',
+    parse: (raw, name) => {
+      if (!['', 'true', '1', 'false', '0'].includes(raw)) throw new ConfigError(`${name}: expected true or false, got "${raw}"`);
+      return raw === '' || raw === 'true' || raw === '1';
+    },
+  } satisfies Option<boolean>,
+} as const;
+
+export type OptionName = keyof typeof OPTIONS;
+export type OptionValues<N extends OptionName> = { [K in N]: (typeof OPTIONS)[K]['default'] };
+
+/** Flags that take no value. */
+const SWITCHES = new Set<OptionName>(['json']);
+
+export interface Parsed<N extends OptionName> {
+  values: OptionValues<N>;
+  positionals: string[];
+  help: boolean;
+}
+
+/**
+ * Reads the named options from argv (`--name value` or `--name=value`), then
+ * the environment, then the default. Unknown flags are errors.
+ */
+export function parseOptions<N extends OptionName>(
+  names: readonly N[],
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<N> {
+  const raw = new Map<string, string>();
+  const positionals: string[] = [];
+  let help = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') {
+      help = true;
+      continue;
+    }
+    if (!arg.startsWith('--')) {
+      positionals.push(arg);
+      continue;
+    }
+    const [flag, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!(names as readonly string[]).includes(flag)) {
+      throw new ConfigError(`unknown option --${flag}; see --help`);
+    }
+    if (SWITCHES.has(flag as OptionName)) {
+      raw.set(flag, inline ?? '');
+      continue;
+    }
+    const value = inline ?? argv[++i];
+    if (value === undefined) throw new ConfigError(`--${flag}: needs a value (${OPTIONS[flag as N].valueName})`);
+    raw.set(flag, value);
+  }
+  const values = {} as Record<string, unknown>;
+  for (const name of names) {
+    const option: Option<unknown> = OPTIONS[name];
+    const fromFlag = raw.get(name);
+    const fromEnv = env[option.env];
+    if (fromFlag !== undefined) values[name] = option.parse(fromFlag, `--${name}`);
+    else if (fromEnv !== undefined && fromEnv !== '') values[name] = option.parse(fromEnv, option.env);
+    else values[name] = option.default;
+  }
+  return { values: values as OptionValues<N>, positionals, help };
+}
+
+export function detectionOf(values: OptionValues<'min-miss-tokens' | 'miss-ratio' | 'prices'>): DetectionOptions {
+  return { minMissTokens: values['min-miss-tokens'], missRatio: values['miss-ratio'], prices: values.prices };
+}
+
+function shown(option: Option<unknown>): string {
+  return option.shownDefault ?? String(option.default);
+}
+
+/** The options part of a command's --help. */
+export function optionsHelp(names: readonly OptionName[]): string {
+  const rows = names.map((name) => {
+    const option: Option<unknown> = OPTIONS[name];
+    const flag = option.valueName ? `--${name} ${option.valueName}` : `--${name}`;
+    return [flag, `${option.help} [${option.env}; default ${shown(option)}]`];
+  });
+  rows.push(['--help', 'Show this help']);
+  const width = Math.max(...rows.map(([flag]) => flag!.length));
+  return rows.map(([flag, text]) => `  ${flag!.padEnd(width)}  ${text}`).join('\n');
+}
+
+/** The README's configuration table, as Markdown rows. */
+export function optionsTable(): string {
+  const header = '| flag | environment | default | what it does |\n| --- | --- | --- | --- |';
+  const rows = (Object.keys(OPTIONS) as OptionName[]).map((name) => {
+    const option: Option<unknown> = OPTIONS[name];
+    return `| \`--${name}\` | \`${option.env}\` | ${shown(option)} | ${option.help} |`;
+  });
+  return [header, ...rows].join('\n');
+}

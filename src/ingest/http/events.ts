@@ -1,0 +1,156 @@
+// Turns one decoded JSON value into a domain event, or a rejection that
+// names the field and what was wrong. Raw content (system, toolDefinitions)
+// is hashed here and never leaves this function.
+import type { z } from 'zod';
+import { hashSystem, hashToolDefinitions, SnapshotError } from '../../core/snapshot/index.js';
+import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
+import { normalizeReported, normalizeUsage } from '../../core/usage.js';
+import { EVENT_SCHEMAS, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
+
+export interface Rejection {
+  index: number;
+  field: string;
+  error: string;
+}
+
+export type Conversion = { ok: true; event: CacheEvent } | { ok: false; field: string; error: string };
+
+class Invalid extends Error {
+  constructor(
+    readonly field: string,
+    readonly problem: string,
+  ) {
+    super(`${field}: ${problem}`);
+  }
+}
+
+function path(segments: readonly PropertyKey[]): string {
+  return segments.reduce<string>(
+    (out, s) => (typeof s === 'number' ? `${out}[${s}]` : out ? `${out}.${String(s)}` : String(s)),
+    '',
+  );
+}
+
+function firstIssue(error: z.ZodError): Invalid {
+  const issue = error.issues[0]!;
+  const field = path(issue.path) || 'event';
+  // A missing field reads better as "required" than as "expected string, received undefined".
+  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  return new Invalid(field, missing ? 'required' : issue.message.replace(/^Invalid input: /, ''));
+}
+
+export function toMs(ts: number | string): number {
+  return typeof ts === 'number' ? ts : Date.parse(ts);
+}
+
+function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
+  const content: SnapshotContent = { model: input.model };
+  if (input.system !== undefined && input.systemHash !== undefined) {
+    throw new Invalid('system', 'send either system (raw, hashed here) or systemHash, not both');
+  }
+  if (input.tools !== undefined && input.toolDefinitions !== undefined) {
+    throw new Invalid('toolDefinitions', 'send either toolDefinitions (raw, hashed here) or tools, not both');
+  }
+  if (input.cacheControl !== undefined && input.cacheControlHash !== undefined) {
+    throw new Invalid('cacheControlHash', 'send either cacheControl or cacheControlHash, not both');
+  }
+  try {
+    if (input.system !== undefined) Object.assign(content, hashSystem(input.system));
+    if (input.toolDefinitions !== undefined) content.tools = hashToolDefinitions(input.toolDefinitions);
+  } catch (error) {
+    if (error instanceof SnapshotError) throw new Invalid(error.field, error.message.replace(/^[^:]*: /, ''));
+    throw error;
+  }
+  if (input.systemHash !== undefined) content.systemHash = input.systemHash;
+  if (input.systemBlockHashes !== undefined) content.systemBlockHashes = input.systemBlockHashes;
+  if (input.tools !== undefined) content.tools = input.tools;
+  if (input.cacheControl !== undefined) content.cacheControl = input.cacheControl;
+  if (input.cacheControlHash !== undefined) content.cacheControlHash = input.cacheControlHash;
+  if (input.messageHashes !== undefined) content.messageHashes = input.messageHashes;
+  return content;
+}
+
+const NORMALISED = ['uncachedInputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'outputTokens'] as const;
+
+function usageOf(input: UsageInput | TurnInput): Usage {
+  const normalised = NORMALISED.filter((key) => input[key] !== undefined);
+  if (input.usage !== undefined && normalised.length > 0) {
+    throw new Invalid(normalised[0]!, 'send either usage (as the provider returned it) or the normalised token fields, not both');
+  }
+  if (input.usage === undefined && normalised.length === 0) {
+    throw new Invalid('usage', 'required: the provider usage object, or uncachedInputTokens/cacheReadInputTokens/cacheWriteInputTokens');
+  }
+  const result = input.usage !== undefined ? normalizeUsage(input.provider, input.usage) : normalizeReported(input);
+  if (!result.ok) {
+    const field = input.usage !== undefined && !result.field.startsWith('usage') ? `usage.${result.field}` : result.field;
+    throw new Invalid(field, result.error.replace(/^[^:]*: /, ''));
+  }
+  return result.usage;
+}
+
+function convert(value: unknown): CacheEvent {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new Invalid('event', 'expected a JSON object');
+  }
+  const type = (value as { type?: unknown }).type;
+  if (type === undefined) throw new Invalid('type', 'required: one of snapshot, usage, turn');
+  if (typeof type !== 'string' || !Object.hasOwn(EVENT_SCHEMAS, type)) {
+    throw new Invalid('type', `expected one of snapshot, usage, turn, got ${JSON.stringify(type).slice(0, 40)}`);
+  }
+  switch (type) {
+    case 'snapshot': {
+      const parsed = EVENT_SCHEMAS.snapshot.safeParse(value);
+      if (!parsed.success) throw firstIssue(parsed.error);
+      const input = parsed.data;
+      return {
+        type: 'snapshot',
+        requestId: input.requestId,
+        sessionId: input.sessionId,
+        agentId: input.agentId ?? 'main',
+        ts: toMs(input.ts),
+        ...(input.provider !== undefined ? { provider: input.provider } : {}),
+        ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
+        ...snapshotContent(input),
+      };
+    }
+    case 'usage': {
+      const parsed = EVENT_SCHEMAS.usage.safeParse(value);
+      if (!parsed.success) throw firstIssue(parsed.error);
+      const input = parsed.data;
+      const event: CacheEvent = { type: 'usage', requestId: input.requestId, provider: input.provider, usage: usageOf(input) };
+      if (input.sessionId !== undefined) event.sessionId = input.sessionId;
+      if (input.agentId !== undefined) event.agentId = input.agentId;
+      if (input.ts !== undefined) event.ts = toMs(input.ts);
+      if (input.model !== undefined) event.model = input.model;
+      if (input.diagnostics !== undefined) event.diagnostics = input.diagnostics;
+      return event;
+    }
+    default: {
+      const parsed = EVENT_SCHEMAS.turn.safeParse(value);
+      if (!parsed.success) throw firstIssue(parsed.error);
+      const input = parsed.data;
+      return {
+        type: 'turn',
+        requestId: input.requestId,
+        sessionId: input.sessionId,
+        agentId: input.agentId ?? 'main',
+        ts: toMs(input.ts),
+        provider: input.provider,
+        usage: usageOf(input),
+        ...(input.endTs !== undefined ? { endTs: toMs(input.endTs) } : {}),
+        ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
+        ...(input.diagnostics !== undefined ? { diagnostics: input.diagnostics } : {}),
+        ...snapshotContent(input),
+      };
+    }
+  }
+}
+
+export function toCacheEvent(value: unknown): Conversion {
+  try {
+    return { ok: true, event: convert(value) };
+  } catch (error) {
+    if (error instanceof Invalid) return { ok: false, field: error.field, error: error.message };
+    throw error;
+  }
+}

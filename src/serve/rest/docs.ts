@@ -1,0 +1,66 @@
+// What each read route accepts, declared beside the routes and used for the
+// README's API reference and GET /v1.
+
+export interface RouteDoc {
+  method: 'GET' | 'POST';
+  path: string;
+  summary: string;
+  params?: Record<string, string>;
+}
+
+const FILTERS = {
+  sessionId: 'only these sessions (repeat or comma-separate for several)',
+  agentId: 'only these agents',
+  model: 'only these models',
+  provider: 'only these providers',
+  reason: 'only breaks with these reasons',
+};
+
+const RANGE = {
+  from: 'start, inclusive: RFC 3339 or epoch ms',
+  to: 'end, exclusive: RFC 3339 or epoch ms',
+};
+
+const PAGE = {
+  limit: 'page size, 1–1000 (default 100)',
+  cursor: 'the nextCursor of the previous page',
+};
+
+export const ROUTE_DOCS: RouteDoc[] = [
+  {
+    method: 'POST',
+    path: '/v1/events',
+    summary:
+      'Ingest snapshot, usage and turn events: application/json ({"events":[…]} or an array) or application/x-ndjson, optionally gzip. Answers {accepted, duplicates, rejected:[{index, field, error}]}',
+  },
+  { method: 'GET', path: '/v1/events/schema', summary: 'JSON Schema of one event, generated from the validation schemas' },
+  { method: 'GET', path: '/v1/breaks', summary: 'Break records (SPEC §6), newest first', params: { ...RANGE, ...FILTERS, ...PAGE } },
+  {
+    method: 'GET',
+    path: '/v1/sessions',
+    summary: 'Sessions seen in the range, most recent first: turns, breaks, cache rate, tokens, estimated extra cost',
+    params: { ...RANGE, sessionId: FILTERS.sessionId, agentId: FILTERS.agentId, ...PAGE },
+  },
+  {
+    method: 'GET',
+    path: '/v1/sessions/:sessionId/turns',
+    summary: 'Every turn of a session in order, with its state, usage and break',
+  },
+  {
+    method: 'GET',
+    path: '/v1/stats',
+    summary: 'Cache rate (writes counted), token sums, turns, breaks and extra cost per time bucket',
+    params: {
+      ...RANGE,
+      interval: 'bucket width: 1m, 5m, 1h, 1d… (default 1h); default range: the last 24 h',
+      groupBy: 'model | provider | agentId | reason',
+      agentId: FILTERS.agentId,
+      model: FILTERS.model,
+      provider: FILTERS.provider,
+      reason: FILTERS.reason,
+    },
+  },
+  { method: 'GET', path: '/metrics', summary: 'Prometheus text format: tokens by kind, turns by state, breaks by reason, events by outcome' },
+  { method: 'GET', path: '/healthz', summary: 'The process is up' },
+  { method: 'GET', path: '/readyz', summary: 'The database answers' },
+];

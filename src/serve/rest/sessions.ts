@@ -1,0 +1,22 @@
+import type { Hono } from 'hono';
+import type { AppEnv, AppDeps } from '../../app.js';
+import { CachebreakError } from '../../errors.js';
+import { filtersOf, pageOf, rangeOf } from './query.js';
+import { wireSession, wireTurn } from './wire.js';
+
+export function registerSessions(app: Hono<AppEnv>, deps: AppDeps): void {
+  app.get('/v1/sessions', async (c) => {
+    const filters = filtersOf(c, ['sessionId', 'agentId']);
+    const page = await deps.store.sessions(c.var.project, rangeOf(c), filters, pageOf(c));
+    return c.json({ sessions: page.items.map(wireSession), nextCursor: page.nextCursor });
+  });
+
+  app.get('/v1/sessions/:sessionId/turns', async (c) => {
+    const sessionId = c.req.param('sessionId');
+    const turns = await deps.store.sessionTurns(c.var.project, sessionId);
+    if (!turns) {
+      throw new CachebreakError('not_found', `no session "${sessionId.slice(0, 256)}"`, 'list sessions with GET /v1/sessions');
+    }
+    return c.json({ sessionId, turns: turns.map(wireTurn) });
+  });
+}

@@ -1,0 +1,35 @@
+import type { Hono } from 'hono';
+import type { AppEnv, AppDeps } from '../../app.js';
+import { CachebreakError } from '../../errors.js';
+import type { GroupBy } from '../../store/store.js';
+import { filtersOf, parseInterval, rangeOf } from './query.js';
+import { wireStats } from './wire.js';
+
+const GROUPS: readonly GroupBy[] = ['model', 'provider', 'agentId', 'reason'];
+const DAY = 86_400_000;
+
+export function registerStats(app: Hono<AppEnv>, deps: AppDeps): void {
+  app.get('/v1/stats', async (c) => {
+    const now = deps.now();
+    const range = rangeOf(c, { from: now - DAY, to: now });
+    const intervalMs = parseInterval(c.req.query('interval'), 'interval', 3_600_000);
+    const groupBy = c.req.query('groupBy');
+    if (groupBy !== undefined && !GROUPS.includes(groupBy as GroupBy)) {
+      throw new CachebreakError('bad_request', `groupBy: expected one of ${GROUPS.join(', ')}, got "${groupBy.slice(0, 40)}"`, 'e.g. groupBy=model');
+    }
+    const filters = filtersOf(c, ['agentId', 'model', 'provider', 'reason']);
+    const rows = await deps.store.stats(c.var.project, {
+      ...range,
+      intervalMs,
+      filters,
+      ...(groupBy ? { groupBy: groupBy as GroupBy } : {}),
+    });
+    return c.json({
+      from: new Date(range.from!).toISOString(),
+      to: new Date(range.to!).toISOString(),
+      intervalMs,
+      groupBy: groupBy ?? null,
+      buckets: rows.map(wireStats),
+    });
+  });
+}

@@ -1,0 +1,28 @@
+// Times leave the REST API as RFC 3339 strings; everything else as stored.
+import type { BreakRecord } from '../../core/types.js';
+import type { SessionSummary, StatsRow, TurnView } from '../../store/store.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export type WireBreak = Omit<BreakRecord, 'ts'> & { ts: string };
+
+export function wireBreak(record: BreakRecord): WireBreak {
+  return { ...record, ts: iso(record.ts) };
+}
+
+export function wireSession(session: SessionSummary) {
+  return { ...session, firstSeen: iso(session.firstSeen), lastSeen: iso(session.lastSeen) };
+}
+
+export function wireTurn(turn: TurnView) {
+  return {
+    ...turn,
+    ts: iso(turn.ts),
+    endTs: turn.endTs === null ? null : iso(turn.endTs),
+    break: turn.break ? wireBreak(turn.break) : null,
+  };
+}
+
+export function wireStats(row: StatsRow) {
+  return { ...row, ts: iso(row.ts) };
+}

@@ -1,0 +1,62 @@
+// Runs the app on a port: one line on start, graceful stop on close().
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import type { DetectionOptions } from './core/options.js';
+import { Pipeline } from './ingest/pipeline.js';
+import { SqliteStore } from './store/sqlite/store.js';
+import { Counters } from './telemetry/counters.js';
+import { createLogger, type Logger } from './telemetry/logfmt.js';
+
+export interface ServerOptions {
+  host: string;
+  port: number;
+  db: string;
+  bodyLimit: number;
+  detection: DetectionOptions;
+  synchronous: 'normal' | 'full';
+  project: string;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  log: Logger;
+  /** Stops accepting, lets in-flight requests finish, then closes the database. */
+  close(): Promise<void>;
+}
+
+export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
+  const log = createLogger(stderr);
+  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous });
+  const counters = new Counters();
+  const pipeline = new Pipeline(store, counters, log);
+  const app = buildApp({
+    store,
+    pipeline,
+    counters,
+    log,
+    bodyLimit: options.bodyLimit,
+    project: options.project,
+    now: Date.now,
+  });
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(started));
+    started.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    log,
+    close() {
+      closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      }).then(() => store.close());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+// SPEC §6: every break as one logfmt line, on the server's log and on
+// `cachebreak tail --print`.
+import type { BreakRecord } from '../core/types.js';
+import type { LogValue } from './logfmt.js';
+
+export function breakFields(record: BreakRecord): Record<string, LogValue> {
+  return {
+    reason: record.reason,
+    cause: record.cause ?? undefined,
+    session: record.sessionId,
+    agent: record.agentId,
+    request: record.requestId,
+    previousRequest: record.previousRequestId,
+    model: record.model ?? undefined,
+    previousCacheReadTokens: record.previousCacheReadTokens,
+    currentCacheReadTokens: record.currentCacheReadTokens,
+    missedCacheReadTokens: record.missedCacheReadTokens,
+    changedToolNames: record.changedToolNames.length > 0 ? record.changedToolNames : undefined,
+    changedSystemBlocks: record.changedSystemBlocks?.map(String),
+    firstChangedMessageIndex: record.firstChangedMessageIndex ?? undefined,
+    gapMs: record.gapMs,
+    estimatedExtraCostUsd: record.estimatedExtraCostUsd ?? undefined,
+  };
+}
