@@ -72,6 +72,15 @@ export interface TurnView {
 
 export type GroupBy = 'model' | 'provider' | 'agentId' | 'reason';
 
+/** recent: last seen first; worst_cache_rate: lowest rate first; extra_cost: most extra cost first. */
+export type SessionOrder = 'recent' | 'worst_cache_rate' | 'extra_cost';
+
+export interface ChangedTool {
+  name: string;
+  /** Breaks that named this tool in changedToolNames. */
+  breaks: number;
+}
+
 export interface StatsQuery extends TimeRange {
   /** Bucket width, a whole number of minutes. */
   intervalMs: number;
@@ -107,7 +116,15 @@ export interface TotalsRow {
 export interface Store {
   ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult>;
   breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>>;
-  sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<SessionSummary>>;
+  sessions(
+    project: string,
+    range: TimeRange,
+    filters: Filters,
+    page: PageQuery,
+    order?: SessionOrder,
+  ): Promise<Page<SessionSummary>>;
+  /** The tools most often named by breaks. */
+  changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]>;
   /** null when the session is unknown. */
   sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;

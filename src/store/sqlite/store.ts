@@ -10,8 +10,10 @@ import { breaks as breaksTable, projects, rollups, streams, totals as totalsTabl
 import {
   InvalidQueryError,
   type Filters,
+  type ChangedTool,
   type Page,
   type PageQuery,
+  type SessionOrder,
   type SessionSummary,
   type StatsQuery,
   type StatsRow,
@@ -91,7 +93,13 @@ export class SqliteStore implements Store {
     return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.turnId]) : null };
   }
 
-  async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<SessionSummary>> {
+  async sessions(
+    project: string,
+    range: TimeRange,
+    filters: Filters,
+    page: PageQuery,
+    order: SessionOrder = 'recent',
+  ): Promise<Page<SessionSummary>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const s = streams;
@@ -103,10 +111,20 @@ export class SqliteStore implements Store {
     if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
     const lastSeen = sql<number>`max(${s.lastTs})`;
     const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
-    if (page.cursor !== undefined) {
+    // Recent order pages by key; the rankings page by position.
+    let offset = 0;
+    if (page.cursor !== undefined && order === 'recent') {
       const [ts, id] = this.cursor(page.cursor, ['number', 'string']) as [number, string];
       having.push(sql`(${lastSeen} < ${ts} OR (${lastSeen} = ${ts} AND ${s.sessionId} < ${id}))`);
+    } else if (page.cursor !== undefined) {
+      offset = this.cursor(page.cursor, ['number'])[0] as number;
     }
+    const rate = sql`sum(${s.read}) * 1.0 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)`;
+    const ordering = {
+      recent: [desc(lastSeen), desc(s.sessionId)],
+      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(s.sessionId)],
+      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(s.sessionId)],
+    }[order];
     const rows = this.opened.db
       .select({
         sessionId: s.sessionId,
@@ -128,8 +146,9 @@ export class SqliteStore implements Store {
       .where(allOf(conditions))
       .groupBy(s.sessionId)
       .having(and(...having))
-      .orderBy(desc(lastSeen), desc(s.sessionId))
+      .orderBy(...ordering)
       .limit(page.limit + 1)
+      .offset(offset)
       .all();
     const items = rows.slice(0, page.limit).map(
       (r): SessionSummary => ({
@@ -149,10 +168,39 @@ export class SqliteStore implements Store {
       }),
     );
     const last = rows[page.limit - 1];
+    const more = rows.length > page.limit && last;
+    if (!more) return { items, nextCursor: null };
     return {
       items,
-      nextCursor: rows.length > page.limit && last ? encodeCursor([last.lastSeen, last.sessionId]) : null,
+      nextCursor: encodeCursor(order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit]),
     };
+  }
+
+  async changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    const b = breaksTable;
+    const conditions = [
+      eq(b.projectId, projectId),
+      ...rangeConditions(b.ts, range),
+      ...filterConditions(this.dictionary, projectId, filters, {
+        model: b.modelId,
+        provider: b.providerId,
+        agent: b.agentId,
+        reason: b.reason,
+        stream: b.streamId,
+      }),
+    ];
+    const tool = sql<string>`tool.value`;
+    const count = sql<number>`count(*)`;
+    return this.opened.db
+      .select({ name: tool, breaks: count })
+      .from(sql`${b}, json_each(${b.record}, '$.changedToolNames') AS tool`)
+      .where(allOf(conditions))
+      .groupBy(tool)
+      .orderBy(desc(count), asc(tool))
+      .limit(limit)
+      .all();
   }
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
