@@ -50,3 +50,17 @@ export function evaluate(events: CacheEvent[]): Map<string, Evaluation> {
 export function breaksOf(evaluations: Map<string, Evaluation>) {
   return [...evaluations.values()].flatMap((e) => (e.break ? [e.break] : []));
 }
+
+/** The same turn event as a client would POST it: RFC 3339 time, normalised token fields. */
+export function toWire(event: TurnEvent): Record<string, unknown> {
+  const { usage: u, ts, ...rest } = event;
+  return {
+    ...rest,
+    ts: new Date(ts).toISOString(),
+    uncachedInputTokens: u.uncached,
+    cacheReadInputTokens: u.read,
+    cacheWriteInputTokens: u.write,
+    cacheWrite1hInputTokens: u.write1h,
+    outputTokens: u.output,
+  };
+}

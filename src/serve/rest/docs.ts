@@ -39,7 +39,13 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/sessions',
     summary: 'Sessions seen in the range, most recent first: turns, breaks, cache rate, tokens, estimated extra cost',
-    params: { ...RANGE, sessionId: FILTERS.sessionId, agentId: FILTERS.agentId, ...PAGE },
+    params: {
+      ...RANGE,
+      sessionId: FILTERS.sessionId,
+      agentId: FILTERS.agentId,
+      order: 'recent (default) | worst_cache_rate | extra_cost',
+      ...PAGE,
+    },
   },
   {
     method: 'GET',

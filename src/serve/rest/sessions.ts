@@ -1,13 +1,20 @@
 import type { Hono } from 'hono';
 import type { AppEnv, AppDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
+import type { SessionOrder } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
+
+const ORDERS: readonly SessionOrder[] = ['recent', 'worst_cache_rate', 'extra_cost'];
 import { wireSession, wireTurn } from './wire.js';
 
 export function registerSessions(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get('/v1/sessions', async (c) => {
     const filters = filtersOf(c, ['sessionId', 'agentId']);
-    const page = await deps.store.sessions(c.var.project, rangeOf(c), filters, pageOf(c));
+    const order = c.req.query('order') ?? 'recent';
+    if (!ORDERS.includes(order as SessionOrder)) {
+      throw new CachebreakError('bad_request', `order: expected one of ${ORDERS.join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=worst_cache_rate');
+    }
+    const page = await deps.store.sessions(c.var.project, rangeOf(c), filters, pageOf(c), order as SessionOrder);
     return c.json({ sessions: page.items.map(wireSession), nextCursor: page.nextCursor });
   });
 

@@ -255,7 +255,8 @@ export class SqliteStore implements Store {
     if (projectId === undefined) return [];
     const r = rollups;
     const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
-    const bucket = sql<number>`(${r.minute} / ${minutes}) * ${minutes * 60_000}`;
+    // Inlined, not bound: better-sqlite3 binds numbers as REAL, which would make this a float division.
+    const bucket = sql<number>`(${r.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
     const groupColumn = {
       model: r.modelId,
       provider: r.providerId,

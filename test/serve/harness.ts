@@ -1,0 +1,28 @@
+// The app in-process on a fresh SQLite file, with a pinned clock.
+import { buildApp } from '../../src/app.js';
+import { Pipeline } from '../../src/ingest/pipeline.js';
+import { Counters } from '../../src/telemetry/counters.js';
+import { createLogger } from '../../src/telemetry/logfmt.js';
+import { freshStore } from '../helpers.js';
+
+export const NOW = Date.parse('2026-11-30T12:00:00.000Z');
+
+export function testApp(options: { bodyLimit?: number } = {}) {
+  const store = freshStore();
+  const counters = new Counters();
+  const logLines: string[] = [];
+  const log = createLogger((line) => logLines.push(line), () => new Date(NOW));
+  const pipeline = new Pipeline(store, counters, log);
+  const app = buildApp({ store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, project: 'default', now: () => NOW });
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    app.request('/v1/events', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  const get = async (path: string) => {
+    const response = await app.request(path);
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  return { app, store, counters, logLines, post, get };
+}
