@@ -1,0 +1,44 @@
+// The README's curl example, run as written (only the port differs) against
+// a real server: what a new user does first must work.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+import { tempDir } from '../helpers.js';
+import { README } from './readme.js';
+
+let server: RunningServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('README quick start', () => {
+  it('sends a snapshot and a usage record per turn with curl and reads the break back', async () => {
+    const readme = readFileSync(README, 'utf8');
+    const example = /```sh\n(curl -s http:\/\/127\.0\.0\.1:4318\/v1\/events[\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const logs: string[] = [];
+    server = await startServer(
+      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'q.db'), bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' },
+      (line) => logs.push(line),
+    );
+    const script = example!.replaceAll('http://127.0.0.1:4318', server.url);
+    // Asynchronously: the server runs in this process and must stay free to answer.
+    const { stdout: output } = await promisify(execFile)('sh', ['-c', script], { timeout: 10_000 });
+    const [ingest, breaks] = output.split(/(?<=\})(?=\{)/);
+    expect(JSON.parse(ingest!)).toEqual({ accepted: 4, duplicates: 0, rejected: [] });
+    const record = JSON.parse(breaks!).breaks[0];
+    expect(record).toMatchObject({
+      requestId: 'req_07',
+      reason: 'tools_order_changed',
+      changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'],
+      previousCacheReadTokens: 48_000,
+      currentCacheReadTokens: 0,
+    });
+    expect(logs.filter((l) => l.includes('event=prompt_cache_break'))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { README, render } from './readme.js';
+
+describe('README', () => {
+  it('has its configuration table and API reference generated from the code (run npm run docs)', () => {
+    const readme = readFileSync(README, 'utf8');
+    expect(readme).toBe(render(readme));
+  });
+
+  it('gives exactly two set-up commands, and the test command .ci/run calls', () => {
+    const readme = readFileSync(README, 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
+    const setup = [...quickStart.matchAll(/^npm ci && .+$/gm)].map((m) => m[0].replace(/\s+#.*$/, ''));
+    expect(setup).toEqual(['npm ci && npm start', 'npm ci && npm test']);
+    expect(readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')).toMatch(/^npm ci && npm test$/m);
+  });
+});
