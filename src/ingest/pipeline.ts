@@ -8,7 +8,7 @@ import { breakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 
-export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import';
+export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
 
 export type BreakSubscriber = (record: BreakRecord, project: string) => void;
 

@@ -2,10 +2,24 @@
 import Database from 'better-sqlite3';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as schema from './schema.js';
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../migrations', import.meta.url));
+/** The package's migrations/ folder, found upwards from this module (src/, dist/ or a benchmark build). */
+function findMigrations(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = join(dir, 'migrations');
+    if (existsSync(join(candidate, 'meta', '_journal.json'))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the migrations/ folder of the cachebreak package');
+    dir = parent;
+  }
+}
+
+export const MIGRATIONS_FOLDER = findMigrations();
 
 export type Drizzle = BetterSQLite3Database<typeof schema>;
 

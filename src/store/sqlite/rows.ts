@@ -39,10 +39,18 @@ export interface TurnRow {
   state: number | null;
 }
 
-/** Message hashes are opaque: 8 bytes of xxh64 of each keeps equality and costs little. */
-export function encodeMessageHashes(hashes: readonly string[]): Buffer {
-  const out = Buffer.allocUnsafe(hashes.length * 8);
-  hashes.forEach((hash, i) => out.write(hashString(hash), i * 8, 'hex'));
+/**
+ * Message hashes are opaque strings; the store keeps xxh64 of each (8 bytes),
+ * which keeps equality and costs little. `storedMessageHashes` is that form as
+ * hex: turns compare in it whether they come from a request or from disk.
+ */
+export function storedMessageHashes(hashes: readonly string[]): string[] {
+  return hashes.map((hash) => hashString(hash));
+}
+
+export function encodeMessageHashes(stored: readonly string[]): Buffer {
+  const out = Buffer.allocUnsafe(stored.length * 8);
+  stored.forEach((hash, i) => out.write(hash, i * 8, 'hex'));
   return out;
 }
 

@@ -56,8 +56,9 @@ export class SqliteStore implements Store {
     try {
       return this.writer.write(this.dictionary.project(project), events);
     } catch (error) {
-      // Ids created inside the rolled-back transaction no longer exist.
+      // Ids and stream tails cached inside the rolled-back transaction no longer hold.
       this.dictionary.forget();
+      this.writer.forget();
       throw error;
     }
   }

@@ -1,27 +1,31 @@
-// Ingest into SQLite, one transaction per call: join each event into its turn
-// with the core's mergeEvent, then re-evaluate each touched stream from its
-// earliest affected turn and apply the exact change to rollups, totals and
-// stream sums (subtract what a turn counted before, add what it counts now).
+// Ingest into SQLite, one transaction per call, in three steps:
+// 1. join each event into its turn with the core's mergeEvent (in memory);
+// 2. evaluate each touched stream once — from a cached tail when the new
+//    turns only append to it, else from its earliest affected turn on disk;
+// 3. write each row once, and apply the exact change to rollups, totals and
+//    stream sums (subtract what a turn counted before, add what it counts now).
 import type Database from 'better-sqlite3';
+import { getTableColumns } from 'drizzle-orm';
+import type { MeasuredTurn } from '../../core/detect.js';
 import { hashString } from '../../core/hash.js';
 import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
 import type { DetectionOptions } from '../../core/options.js';
-import { evaluateOrdered } from '../../core/stream.js';
-import type { MeasuredTurn } from '../../core/detect.js';
-import type { BreakRecord, CacheEvent, Turn } from '../../core/types.js';
+import { compareTurns, evaluateOrdered } from '../../core/stream.js';
+import type { BreakRecord, CacheEvent, Evaluation, Turn } from '../../core/types.js';
+import { SUM_KEYS, totals, type Sums } from '../schema.js';
 import type { Dictionary } from './dictionary.js';
+import { Lru } from './lru.js';
 import {
   contributionOf,
   encodeMessageHashes,
   MISS,
   rowToParts,
   stateIndex,
+  storedMessageHashes,
   turnColumns,
   type Contribution,
   type TurnRow,
 } from './rows.js';
-import { getTableColumns } from 'drizzle-orm';
-import { SUM_KEYS, totals, type Sums } from '../schema.js';
 
 export interface WriteOutcome {
   accepted: number;
@@ -35,26 +39,58 @@ function ridOf(requestId: string): number {
   return parseInt(hashString(requestId).slice(0, 12), 16);
 }
 
-interface Touched {
-  /** What the turn counted before this call (null: nothing). */
-  before: Contribution | null;
+/** A turn this call changes. */
+interface Staged {
+  requestId: string;
+  /** The stored row before this call; undefined for a new turn. */
+  row: TurnRow | undefined;
+  parts: TurnParts;
+  snapshotChanged: boolean;
+  usageChanged: boolean;
+  streamId: number | null;
+  turn: Turn | undefined;
 }
+
+/** What is known of a stream's end, so that appending to it needs no reads. */
+interface StreamTail {
+  /** The last turn of the stream in stream order (with or without usage). */
+  last: Turn;
+  /** The last turn with usage: the previous turn of whatever is appended. */
+  lastMeasured: MeasuredTurn | undefined;
+}
+
+/** A turn of an evaluated stream, with what is stored of it. */
+interface Slot {
+  turn: Turn;
+  row: TurnRow | undefined;
+  staged: Staged | undefined;
+}
+
+const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(totals)[key].name);
 
 export class Writer {
   private readonly statements;
+  private readonly tails = new Lru<number, StreamTail>(50_000);
+  /** SQLite's data_version after our last write: a change means another connection wrote. */
+  private dataVersion = -1;
   readonly write: (projectId: number, events: readonly CacheEvent[]) => WriteOutcome;
 
   constructor(
-    sqlite: Database.Database,
+    private readonly sqlite: Database.Database,
     private readonly dictionary: Dictionary,
     private readonly options: DetectionOptions,
   ) {
+    const insertColumns = [
+      'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
+      'message_hashes', 'end_ts', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write', 'write_1h',
+      'output', 'cache_reported', 'diagnostics', 'state',
+    ];
     this.statements = {
       find: sqlite.prepare<[number, number, string], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE rid = ? AND project_id = ? AND request_id = ?`,
       ),
       insert: sqlite.prepare(
-        `INSERT INTO turns (project_id, rid, request_id, stream_id, ts) VALUES (?, ?, ?, ?, ?)`,
+        `INSERT INTO turns (${insertColumns.join(', ')}) VALUES (${insertColumns.map(() => '?').join(', ')})`,
       ),
       place: sqlite.prepare('UPDATE turns SET stream_id = ?, ts = ? WHERE id = ?'),
       setSnapshot: sqlite.prepare(
@@ -64,6 +100,7 @@ export class Writer {
         `UPDATE turns SET end_ts = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?, write = ?,
            write_1h = ?, output = ?, cache_reported = ?, diagnostics = ? WHERE id = ?`,
       ),
+      setState: sqlite.prepare('UPDATE turns SET state = ? WHERE id = ?'),
       previous: sqlite.prepare<[number, number], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts < ? AND uncached IS NOT NULL
          ORDER BY ts DESC, request_id DESC LIMIT 1`,
@@ -71,7 +108,6 @@ export class Writer {
       suffix: sqlite.prepare<[number, number], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts >= ? ORDER BY ts, request_id`,
       ),
-      setState: sqlite.prepare('UPDATE turns SET state = ? WHERE id = ?'),
       breakOf: sqlite.prepare<[number], { record: string }>('SELECT record FROM breaks WHERE turn_id = ?'),
       putBreak: sqlite.prepare(
         `INSERT OR REPLACE INTO breaks (turn_id, project_id, stream_id, ts, model_id, provider_id, agent_id, reason, record)
@@ -80,67 +116,242 @@ export class Writer {
       dropBreak: sqlite.prepare('DELETE FROM breaks WHERE turn_id = ?'),
       rollup: sqlite.prepare(upsert('rollups', ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'])),
       total: sqlite.prepare(upsert('totals', ['project_id', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'])),
-      streamSums: sqlite.prepare(
-        `UPDATE streams SET ${SUM_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')} WHERE id = ?`,
+      stream: sqlite.prepare(
+        `UPDATE streams SET
+           first_ts = CASE WHEN first_ts IS NULL OR first_ts > :first THEN :first ELSE first_ts END,
+           last_ts = CASE WHEN last_ts IS NULL OR last_ts < :last THEN :last ELSE last_ts END,
+           ${SUM_COLUMNS.map((c, i) => `${c} = ${c} + :s${i}`).join(', ')}
+         WHERE id = :id`,
       ),
       streamSpan: sqlite.prepare(
         `UPDATE streams SET first_ts = (SELECT min(ts) FROM turns WHERE stream_id = :id),
            last_ts = (SELECT max(ts) FROM turns WHERE stream_id = :id) WHERE id = :id`,
       ),
+      dataVersion: sqlite.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
     this.write = sqlite.transaction((projectId: number, events: readonly CacheEvent[]) =>
       this.writeInTransaction(projectId, events),
     );
   }
 
+  /** Forgets every cached stream tail (after a failed transaction, or a write by another connection). */
+  forget(): void {
+    this.tails.clear();
+    this.dataVersion = -1;
+  }
+
   private writeInTransaction(projectId: number, events: readonly CacheEvent[]): WriteOutcome {
+    const version = this.statements.dataVersion.get()!.data_version;
+    if (version !== this.dataVersion) {
+      this.tails.clear();
+      this.dictionary.forget();
+      this.dataVersion = version;
+    }
+
+    const { staged, accepted, duplicates } = this.stage(projectId, events);
+
+    // Streams to evaluate: where staged turns land, and where moved turns left.
+    const landing = new Map<number, Staged[]>();
+    const leftFrom = new Map<number, number>();
+    for (const s of staged.values()) {
+      if (s.streamId !== null && s.turn) {
+        const list = landing.get(s.streamId);
+        if (list) list.push(s);
+        else landing.set(s.streamId, [s]);
+      }
+      const row = s.row;
+      if (row?.stream_id != null && row.ts !== null && (row.stream_id !== s.streamId || row.ts !== s.turn?.ts)) {
+        leftFrom.set(row.stream_id, Math.min(leftFrom.get(row.stream_id) ?? Infinity, row.ts));
+      }
+    }
+
+    const stagedIds = new Set<number>();
+    for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
+    const deltas = new Deltas();
+    const breaks: BreakRecord[] = [];
+    const written = new Set<Staged>();
+    for (const streamId of new Set([...landing.keys(), ...leftFrom.keys()])) {
+      const arriving = landing.get(streamId) ?? [];
+      const slots = this.slotsOf(streamId, arriving, leftFrom.get(streamId), stagedIds);
+      this.apply(projectId, streamId, slots.previous, slots.list, deltas, breaks, written);
+      deltas.span(streamId, slots.list);
+    }
+    // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
+    for (const s of staged.values()) if (!written.has(s)) this.store(projectId, s, null);
+
+    deltas.apply(this.statements);
+    for (const streamId of leftFrom.keys()) this.statements.streamSpan.run({ id: streamId });
+    return { accepted, duplicates, breaks };
+  }
+
+  /** Step 1: every event joined into its turn, in memory. */
+  private stage(projectId: number, events: readonly CacheEvent[]) {
+    const staged = new Map<string, Staged>();
     let accepted = 0;
     let duplicates = 0;
-    const touched = new Map<number, Touched>();
-    /** Per stream, the earliest time whose turns must be re-evaluated. */
-    const affected = new Map<number, number>();
-    const affect = (streamId: number | null, ts: number | null) => {
-      if (streamId === null || ts === null) return;
-      const earliest = affected.get(streamId);
-      if (earliest === undefined || ts < earliest) affected.set(streamId, ts);
-    };
-
     for (const event of events) {
-      const rid = ridOf(event.requestId);
-      const row = this.statements.find.get(rid, projectId, event.requestId);
-      const existing = row ? rowToParts(row, this.dictionary) : undefined;
-      const { parts, duplicate } = mergeEvent(existing, event);
+      let s = staged.get(event.requestId);
+      if (!s) {
+        const row = this.statements.find.get(ridOf(event.requestId), projectId, event.requestId);
+        const parts = row ? rowToParts(row, this.dictionary) : { requestId: event.requestId };
+        s = { requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
+      }
+      const { parts, duplicate } = mergeEvent(s.parts, event);
       if (duplicate) {
         duplicates++;
         continue;
       }
       accepted++;
-      const streamId = this.streamOf(projectId, parts);
-      const ts = toTurn(parts)?.ts ?? null;
-      let id: number;
-      if (row) {
-        id = row.id;
-        if (!touched.has(id)) touched.set(id, { before: this.contributionOfRow(row, projectId) });
-        affect(row.stream_id, row.ts);
-        this.statements.place.run(streamId, ts, id);
-      } else {
-        id = Number(this.statements.insert.run(projectId, rid, event.requestId, streamId, ts).lastInsertRowid);
-        touched.set(id, { before: null });
+      if (parts.snapshot !== s.parts.snapshot && parts.snapshot?.prefix.messageHashes) {
+        const prefix = { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(parts.snapshot.prefix.messageHashes) };
+        parts.snapshot = { ...parts.snapshot, prefix };
       }
-      if (parts.snapshot !== existing?.snapshot) this.storeSnapshot(id, parts);
-      if (parts.usage !== existing?.usage) this.storeUsage(id, parts);
-      affect(streamId, ts);
+      s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
+      s.usageChanged ||= parts.usage !== s.parts.usage;
+      s.parts = parts;
+      staged.set(event.requestId, s);
     }
+    for (const s of staged.values()) {
+      s.streamId = this.streamOf(projectId, s.parts);
+      s.turn = s.streamId === null ? undefined : toTurn(s.parts);
+    }
+    return { staged, accepted, duplicates };
+  }
 
-    const deltas = new Deltas();
-    const breaks: BreakRecord[] = [];
-    for (const [streamId, from] of affected) {
-      this.reevaluate(streamId, from, projectId, touched, deltas, breaks);
-      this.statements.streamSpan.run({ id: streamId });
+  /**
+   * Step 2's input: the turns of a stream to evaluate, in order, and the turn
+   * before them. Appends to a known tail need no reads.
+   */
+  private slotsOf(
+    streamId: number,
+    arriving: Staged[],
+    leftAt: number | undefined,
+    stagedIds: ReadonlySet<number>,
+  ): { previous: MeasuredTurn | undefined; list: Slot[] } {
+    const bySlot = (a: Slot, b: Slot) => compareTurns(a.turn, b.turn);
+    const tail = this.tails.get(streamId);
+    if (tail && leftAt === undefined && arriving.every((s) => !s.row && compareTurns(s.turn!, tail.last) > 0)) {
+      const list = arriving.map((s) => ({ turn: s.turn!, row: undefined, staged: s })).sort(bySlot);
+      return { previous: tail.lastMeasured, list };
     }
-    // Turns touched but not re-evaluated (still waiting to be placed) counted nothing before and after.
-    deltas.apply(this.statements);
-    return { accepted, duplicates, breaks };
+    let from = leftAt ?? Infinity;
+    for (const s of arriving) {
+      from = Math.min(from, s.turn!.ts);
+      if (s.row?.stream_id === streamId && s.row.ts !== null) from = Math.min(from, s.row.ts);
+    }
+    const previousRow = this.statements.previous.get(streamId, from);
+    const previous = previousRow ? (toTurn(rowToParts(previousRow, this.dictionary)) as MeasuredTurn) : undefined;
+    const list: Slot[] = arriving.map((s) => ({ turn: s.turn!, row: s.row, staged: s }));
+    for (const row of this.statements.suffix.all(streamId, from)) {
+      // A staged turn is in the list of the stream it now belongs to, with its new content.
+      if (stagedIds.has(row.id)) continue;
+      const turn = toTurn(rowToParts(row, this.dictionary));
+      if (turn) list.push({ turn, row, staged: undefined });
+    }
+    return { previous, list: list.sort(bySlot) };
+  }
+
+  /** Steps 2 and 3 for one stream: evaluate, write what changed, count the difference. */
+  private apply(
+    projectId: number,
+    streamId: number,
+    previous: MeasuredTurn | undefined,
+    list: Slot[],
+    deltas: Deltas,
+    breaks: BreakRecord[],
+    written: Set<Staged>,
+  ): void {
+    const evaluations = new Map<string, Evaluation>();
+    for (const e of evaluateOrdered(previous, list.map((slot) => slot.turn), this.options)) evaluations.set(e.requestId, e);
+    let lastMeasured = previous;
+    for (const slot of list) {
+      const evaluation = evaluations.get(slot.turn.requestId);
+      if (slot.turn.usage) lastMeasured = slot.turn as MeasuredTurn;
+      const state = evaluation ? stateIndex(evaluation.state) : null;
+      const record = evaluation?.break ?? null;
+      const stored = slot.row;
+      const storedBreak = stored ? this.storedBreak(stored) : null;
+      const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
+      if (!slot.staged && state === stored?.state && !breakChanged) continue;
+
+      const before = stored ? this.contributionOfRow(stored, projectId) : null;
+      const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
+      deltas.add(before, -1);
+      deltas.add(after, 1);
+
+      let id: number;
+      if (slot.staged) {
+        id = this.store(projectId, slot.staged, state);
+        written.add(slot.staged);
+      } else {
+        id = stored!.id;
+        this.statements.setState.run(state, id);
+      }
+      if (breakChanged) {
+        if (record && after) {
+          this.statements.putBreak.run(
+            id, projectId, streamId, slot.turn.ts, after.modelId, after.providerId, after.agentId,
+            record.reason, JSON.stringify(record),
+          );
+          breaks.push(record);
+        } else {
+          this.statements.dropBreak.run(id);
+        }
+      }
+    }
+    const last = list.at(-1);
+    // With nothing after `from`, the stream's last turn is not known here: read it again next time.
+    if (last) this.tails.set(streamId, { last: last.turn, lastMeasured });
+    else this.tails.delete(streamId);
+  }
+
+  /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
+  private store(projectId: number, s: Staged, state: number | null): number {
+    const snapshot = s.parts.snapshot;
+    const usagePart = s.parts.usage;
+    const ts = s.turn?.ts ?? null;
+    if (!s.row) {
+      const usage = usagePart?.usage;
+      const inserted = this.statements.insert.run(
+        projectId, ridOf(s.requestId), s.requestId, s.streamId, ts,
+        ...this.snapshotColumns(snapshot),
+        usagePart?.ts ?? null,
+        usagePart ? this.dictionary.label('provider', usagePart.provider) : null,
+        usagePart?.model === undefined ? null : this.dictionary.label('model', usagePart.model),
+        usage?.uncached ?? null, usage?.read ?? null, usage?.write ?? null, usage?.write1h ?? null,
+        usage?.output ?? null, usage ? (usage.cacheReported ? 1 : 0) : null,
+        usagePart?.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
+        state,
+      );
+      return Number(inserted.lastInsertRowid);
+    }
+    const id = s.row.id;
+    if (s.row.stream_id !== s.streamId || s.row.ts !== ts) this.statements.place.run(s.streamId, ts, id);
+    if (s.snapshotChanged) this.statements.setSnapshot.run(...this.snapshotColumns(snapshot), id);
+    if (s.usageChanged && usagePart) {
+      const usage = usagePart.usage;
+      this.statements.setUsage.run(
+        usagePart.ts ?? null,
+        this.dictionary.label('provider', usagePart.provider),
+        usagePart.model === undefined ? null : this.dictionary.label('model', usagePart.model),
+        usage.uncached, usage.read, usage.write, usage.write1h, usage.output, usage.cacheReported ? 1 : 0,
+        usagePart.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
+        id,
+      );
+    }
+    if (state !== s.row.state) this.statements.setState.run(state, id);
+    return id;
+  }
+
+  private snapshotColumns(snapshot: TurnParts['snapshot']): [number | null, number | null, string | null, Buffer | null] {
+    if (!snapshot) return [null, null, null, null];
+    const messages = snapshot.prefix.messageHashes;
+    return [
+      this.dictionary.prefix(snapshot.prefix),
+      snapshot.provider === undefined ? null : this.dictionary.label('provider', snapshot.provider),
+      snapshot.expectMiss ?? null,
+      messages ? encodeMessageHashes(messages) : null,
+    ];
   }
 
   private streamOf(projectId: number, parts: TurnParts): number | null {
@@ -150,105 +361,18 @@ export class Writer {
     return this.dictionary.stream(projectId, sessionId, agentId);
   }
 
-  private storeSnapshot(id: number, parts: TurnParts): void {
-    const snapshot = parts.snapshot!;
-    const messages = snapshot.prefix.messageHashes;
-    this.statements.setSnapshot.run(
-      this.dictionary.prefix(snapshot.prefix),
-      snapshot.provider === undefined ? null : this.dictionary.label('provider', snapshot.provider),
-      snapshot.expectMiss ?? null,
-      messages ? encodeMessageHashes(messages) : null,
-      id,
-    );
-  }
-
-  private storeUsage(id: number, parts: TurnParts): void {
-    const part = parts.usage!;
-    const usage = part.usage;
-    this.statements.setUsage.run(
-      part.ts ?? null,
-      this.dictionary.label('provider', part.provider),
-      part.model === undefined ? null : this.dictionary.label('model', part.model),
-      usage.uncached,
-      usage.read,
-      usage.write,
-      usage.write1h,
-      usage.output,
-      usage.cacheReported ? 1 : 0,
-      part.diagnostics === undefined ? null : JSON.stringify(part.diagnostics),
-      id,
-    );
-  }
-
   private storedBreak(row: TurnRow): BreakRecord | null {
     if (row.state !== MISS) return null;
     const stored = this.statements.breakOf.get(row.id);
     return stored ? (JSON.parse(stored.record) as BreakRecord) : null;
   }
 
-  private turnOf(row: TurnRow): Turn | undefined {
-    return toTurn(rowToParts(row, this.dictionary));
-  }
-
   private contributionOfRow(row: TurnRow, projectId: number): Contribution | null {
     if (row.state === null || row.stream_id === null) return null;
-    const turn = this.turnOf(row);
+    const turn = toTurn(rowToParts(row, this.dictionary));
     return turn ? contributionOf(turn, row.stream_id, projectId, row.state, this.storedBreak(row), this.dictionary) : null;
   }
-
-  private reevaluate(
-    streamId: number,
-    from: number,
-    projectId: number,
-    touched: Map<number, Touched>,
-    deltas: Deltas,
-    breaks: BreakRecord[],
-  ): void {
-    const previousRow = this.statements.previous.get(streamId, from);
-    const previous = previousRow ? (this.turnOf(previousRow) as MeasuredTurn | undefined) : undefined;
-    const rows = this.statements.suffix.all(streamId, from);
-    const turns: Turn[] = [];
-    const rowByRequest = new Map<string, TurnRow>();
-    for (const row of rows) {
-      const turn = this.turnOf(row);
-      if (!turn) continue;
-      turns.push(turn);
-      rowByRequest.set(turn.requestId, row);
-    }
-    const turnByRequest = new Map(turns.map((t) => [t.requestId, t]));
-    for (const evaluation of evaluateOrdered(previous, turns, this.options)) {
-      const row = rowByRequest.get(evaluation.requestId)!;
-      const state = stateIndex(evaluation.state);
-      const storedBreak = this.storedBreak(row);
-      const record = evaluation.break;
-      const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
-      const wasTouched = touched.get(row.id);
-      if (!wasTouched && state === row.state && !breakChanged) continue;
-
-      const before = wasTouched ? wasTouched.before : this.contributionOfRow(row, projectId);
-      const turn = turnByRequest.get(evaluation.requestId)!;
-      const after = contributionOf(turn, streamId, projectId, state, record, this.dictionary);
-      deltas.add(before, -1);
-      deltas.add(after, 1);
-      touched.delete(row.id);
-
-      if (state !== row.state) this.statements.setState.run(state, row.id);
-      if (breakChanged) {
-        if (record && after) {
-          this.statements.putBreak.run(
-            row.id, projectId, streamId, turn.ts, after.modelId, after.providerId, after.agentId,
-            record.reason, JSON.stringify(record),
-          );
-          breaks.push(record);
-        } else {
-          this.statements.dropBreak.run(row.id);
-        }
-      }
-    }
-  }
 }
-
-const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(totals)[key].name);
 
 function upsert(table: string, keys: string[]): string {
   const columns = [...keys, ...SUM_COLUMNS];
@@ -256,31 +380,54 @@ function upsert(table: string, keys: string[]): string {
     ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 }
 
-/** Sums of contribution changes, grouped so each key is written once per call. */
+interface Keyed {
+  key: (number | string)[];
+  sums: Sums;
+}
+
+/** Changes to sums, grouped so that each key is written once per call. */
 class Deltas {
-  private readonly rollups = new Map<string, { key: (number | string)[]; sums: Sums }>();
-  private readonly totals = new Map<string, { key: (number | string)[]; sums: Sums }>();
-  private readonly streams = new Map<number, Sums>();
+  private readonly rollups = new Map<string, Keyed>();
+  private readonly totals = new Map<string, Keyed>();
+  private readonly streams = new Map<number, { sums: Sums; first: number; last: number }>();
 
   add(contribution: Contribution | null, sign: 1 | -1): void {
     if (!contribution) return;
     const c = contribution;
-    const dims = [c.projectId, c.modelId, c.providerId, c.agentId, c.state, c.reason];
-    accumulate(this.rollups, [c.projectId, c.minute, ...dims.slice(1)], c.sums, sign);
-    accumulate(this.totals, dims, c.sums, sign);
-    const stream = this.streams.get(c.streamId) ?? emptySums();
-    for (const k of SUM_KEYS) stream[k] += sign * c.sums[k];
-    this.streams.set(c.streamId, stream);
+    const dims = [c.modelId, c.providerId, c.agentId, c.state, c.reason];
+    accumulate(this.rollups, [c.projectId, c.minute, ...dims], c.sums, sign);
+    accumulate(this.totals, [c.projectId, ...dims], c.sums, sign);
+    const stream = this.streamEntry(c.streamId);
+    for (const k of SUM_KEYS) stream.sums[k] += sign * c.sums[k];
   }
 
-  apply(statements: {
-    rollup: Database.Statement;
-    total: Database.Statement;
-    streamSums: Database.Statement;
-  }): void {
+  /** Widens a stream's first/last seen to the turns just evaluated. */
+  span(streamId: number, list: readonly Slot[]): void {
+    if (list.length === 0) return;
+    const entry = this.streamEntry(streamId);
+    entry.first = Math.min(entry.first, list[0]!.turn.ts);
+    entry.last = Math.max(entry.last, list.at(-1)!.turn.ts);
+  }
+
+  private streamEntry(id: number) {
+    let entry = this.streams.get(id);
+    if (!entry) this.streams.set(id, (entry = { sums: emptySums(), first: Infinity, last: -Infinity }));
+    return entry;
+  }
+
+  apply(statements: { rollup: Database.Statement; total: Database.Statement; stream: Database.Statement }): void {
     for (const { key, sums } of this.rollups.values()) if (!isZero(sums)) statements.rollup.run(...key, ...values(sums));
     for (const { key, sums } of this.totals.values()) if (!isZero(sums)) statements.total.run(...key, ...values(sums));
-    for (const [id, sums] of this.streams) if (!isZero(sums)) statements.streamSums.run(...values(sums), id);
+    for (const [id, { sums, first, last }] of this.streams) {
+      if (isZero(sums) && first === Infinity) continue;
+      const params: Record<string, number | null> = {
+        id,
+        first: first === Infinity ? null : first,
+        last: last === -Infinity ? null : last,
+      };
+      SUM_KEYS.forEach((k, i) => (params[`s${i}`] = sums[k]));
+      statements.stream.run(params);
+    }
   }
 }
 
@@ -288,12 +435,7 @@ function emptySums(): Sums {
   return Object.fromEntries(SUM_KEYS.map((k) => [k, 0])) as Sums;
 }
 
-function accumulate(
-  into: Map<string, { key: (number | string)[]; sums: Sums }>,
-  key: (number | string)[],
-  sums: Sums,
-  sign: 1 | -1,
-): void {
+function accumulate(into: Map<string, Keyed>, key: (number | string)[], sums: Sums, sign: 1 | -1): void {
   const id = key.join('\u0000');
   let entry = into.get(id);
   if (!entry) into.set(id, (entry = { key, sums: emptySums() }));
