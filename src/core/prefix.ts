@@ -1,7 +1,7 @@
 // Reduces a snapshot to what detection compares, computing the aggregates once
 // so that unchanged prefixes compare in O(1).
 import { hashString, hashValue } from './hash.js';
-import type { Prefix, SnapshotContent, ToolRef } from './types.js';
+import type { CacheControl, Prefix, SnapshotContent, ToolRef } from './types.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -20,6 +20,23 @@ export function hashToolList(tools: readonly ToolRef[]): string {
   return hashString(joined);
 }
 
+/**
+ * cache_control settings repeat on every turn of a stream: their canonical
+ * hash is remembered by their plain JSON (bounded, so it cannot grow).
+ */
+const cacheControlHashes = new Map<string, string>();
+
+function hashCacheControl(cacheControl: CacheControl): string {
+  const plain = JSON.stringify(cacheControl);
+  let hash = cacheControlHashes.get(plain);
+  if (hash === undefined) {
+    if (cacheControlHashes.size >= 4096) cacheControlHashes.clear();
+    hash = hashValue(cacheControl);
+    cacheControlHashes.set(plain, hash);
+  }
+  return hash;
+}
+
 export function toPrefix(snapshot: SnapshotContent): Prefix {
   const prefix: Prefix = { model: snapshot.model };
   const systemHash =
@@ -32,7 +49,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
     prefix.toolsHash = hashToolList(snapshot.tools);
   }
   const cacheControlHash =
-    snapshot.cacheControlHash ?? (snapshot.cacheControl ? hashValue(snapshot.cacheControl) : undefined);
+    snapshot.cacheControlHash ?? (snapshot.cacheControl ? hashCacheControl(snapshot.cacheControl) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
   const ttlMs = parseTtl(snapshot.cacheControl?.ttl);
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;

@@ -2,7 +2,7 @@
 // prefixes. Each is stored once and cached in memory, so ingest resolves most
 // of them without touching SQLite.
 import type Database from 'better-sqlite3';
-import { hashValue } from '../../core/hash.js';
+import { hashString } from '../../core/hash.js';
 import type { Prefix, ToolRef } from '../../core/types.js';
 import { Lru } from './lru.js';
 
@@ -130,14 +130,16 @@ export class Dictionary {
 
   /** The id of a prefix (message hashes aside), stored once per distinct content. */
   prefix(prefix: Prefix): number {
-    const key = hashValue([
-      prefix.model,
-      prefix.systemHash,
-      prefix.systemBlockHashes,
-      prefix.toolsHash,
-      prefix.cacheControlHash,
-      prefix.ttlMs,
-    ]);
+    const key = hashString(
+      [
+        prefix.model,
+        prefix.systemHash ?? '',
+        prefix.systemBlockHashes?.join('\u0001') ?? '\u0002',
+        prefix.toolsHash ?? '',
+        prefix.cacheControlHash ?? '',
+        prefix.ttlMs ?? '',
+      ].join('\u0000'),
+    );
     const cached = this.prefixIds.get(key);
     if (cached !== undefined) return cached;
     let id = this.statements.prefix.get(key)?.id;

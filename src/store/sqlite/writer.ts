@@ -432,7 +432,9 @@ class Deltas {
 }
 
 function emptySums(): Sums {
-  return Object.fromEntries(SUM_KEYS.map((k) => [k, 0])) as Sums;
+  const sums = {} as Sums;
+  for (const k of SUM_KEYS) sums[k] = 0;
+  return sums;
 }
 
 function accumulate(into: Map<string, Keyed>, key: (number | string)[], sums: Sums, sign: 1 | -1): void {
