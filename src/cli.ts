@@ -1,59 +1,18 @@
 #!/usr/bin/env node
-// cachebreak's command line: one command per file under cli/.
-import { ConfigError, parseOptions } from './config.js';
-import { commandHelp, type Command, type Io } from './cli/command.js';
-import { serveCommand } from './cli/serve.js';
-
-const COMMANDS: Command[] = [serveCommand] as Command[];
-
-function overview(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
-  return [
-    'Usage: cachebreak <command> [options]',
-    '',
-    'Explains why LLM prompt caches break: ingests request snapshots and usage,',
-    'diffs consecutive turns, and serves the breaks to Grafana, Prometheus and a REST API.',
-    '',
-    'Commands:',
-    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
-    '',
-    'Run "cachebreak <command> --help" for its options.',
-    '',
-  ].join('\n');
-}
-
-export async function main(argv: readonly string[], io: Io): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    io.stdout(overview());
-    return 0;
-  }
-  const command = COMMANDS.find((c) => c.name === name);
-  if (!command) {
-    io.stderr(`cachebreak: unknown command "${name}"\n\n${overview()}`);
-    return 2;
-  }
-  try {
-    const parsed = parseOptions(command.options, rest, io.env);
-    if (parsed.help) {
-      io.stdout(commandHelp(command));
-      return 0;
-    }
-    return await command.run(parsed, io);
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      io.stderr(`cachebreak ${command.name}: ${error.message}\n`);
-      return 2;
-    }
-    throw error;
-  }
-}
+// The `cachebreak` executable: the process's streams and clock, handed to main.
+import type { Io } from './cli/command.js';
+import { main } from './cli/main.js';
 
 const io: Io = {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
   env: process.env,
   interactive: Boolean(process.stderr.isTTY),
+  // Only `import -` touches standard input; opening it eagerly would give every command a stdin handle.
+  get stdin() {
+    return process.stdin;
+  },
+  now: Date.now,
 };
 
 process.exitCode = await main(process.argv.slice(2), io);

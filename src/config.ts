@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
+import { parseTime, TIME_FORMS } from './time.js';
 
 export class ConfigError extends Error {}
 
@@ -59,6 +60,13 @@ function oneOf<T extends string>(...values: T[]): Parser<T> {
     return raw as T;
   };
 }
+
+/** RFC 3339 or epoch ms, as the REST API reads its from/to. */
+const time: Parser<number | undefined> = (raw, name) => {
+  const ms = parseTime(raw);
+  if (ms === undefined) throw new ConfigError(`${name}: expected ${TIME_FORMS}, got "${raw.slice(0, 40)}"`);
+  return ms;
+};
 
 /** A JSON file of model → price, merged over the defaults. */
 const prices: Parser<PriceTable> = (raw, name) => {
@@ -177,6 +185,36 @@ export const OPTIONS = {
       return raw === '' || raw === 'true' || raw === '1';
     },
   } satisfies Option<boolean>,
+  from: {
+    env: 'CACHEBREAK_FROM',
+    default: undefined as number | undefined,
+    shownDefault: 'open',
+    valueName: 'TIME',
+    help: 'Start of the time range, inclusive (RFC 3339 or epoch milliseconds)',
+    parse: time,
+  } satisfies Option<number | undefined>,
+  to: {
+    env: 'CACHEBREAK_TO',
+    default: undefined as number | undefined,
+    shownDefault: 'open',
+    valueName: 'TIME',
+    help: 'End of the time range, exclusive (RFC 3339 or epoch milliseconds)',
+    parse: time,
+  } satisfies Option<number | undefined>,
+  batch: {
+    env: 'CACHEBREAK_BATCH',
+    default: 1000,
+    valueName: 'N',
+    help: 'Events per request to a server, or per database transaction',
+    parse: integer(1, 100_000),
+  } satisfies Option<number>,
+  seed: {
+    env: 'CACHEBREAK_SEED',
+    default: 1,
+    valueName: 'N',
+    help: 'Seed of the demo workload: the same seed writes the same sessions',
+    parse: integer(0, 2 ** 32 - 1),
+  } satisfies Option<number>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -8,6 +8,10 @@ export interface Io {
   env: Readonly<Record<string, string | undefined>>;
   /** True when stderr is a terminal (progress bars). */
   interactive: boolean;
+  /** What `-` reads (import); absent where there is no standard input. */
+  stdin?: AsyncIterable<Uint8Array>;
+  /** The clock that "now" comes from (demo); Date.now when absent. */
+  now?: () => number;
 }
 
 export interface Command<N extends OptionName = OptionName> {

@@ -21,8 +21,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-
       },
       io.stderr,
     );
-    io.stdout(`cachebreak listening on ${server.url} (database ${values.db})\n`);
-    await new Promise<void>((resolve) => {
+    // Handlers first: a supervisor may signal as soon as it reads the listening line.
+    const stopped = new Promise<void>((resolve) => {
       const stop = (signal: string) => {
         server.log.info('shutdown', { signal });
         void server.close().then(resolve);
@@ -30,6 +30,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
+    io.stdout(`cachebreak listening on ${server.url} (database ${values.db})\n`);
+    await stopped;
     return 0;
   },
 };

@@ -4,27 +4,26 @@
 import type { Context } from 'hono';
 import { CachebreakError } from '../../errors.js';
 import type { Filters, PageQuery, TimeRange } from '../../store/store.js';
+import { parseTime, TIME_FORMS } from '../../time.js';
 
 function badParameter(name: string, problem: string, hint: string): CachebreakError {
   return new CachebreakError('bad_request', `${name}: ${problem}`, hint);
 }
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
-/** RFC 3339 or epoch milliseconds. */
-export function parseTime(raw: string | undefined, name: string): number | undefined {
+/** A query-string time; absent or empty is undefined. */
+export function timeParam(raw: string | undefined, name: string): number | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const ms = /^\d+$/.test(raw) ? Number(raw) : RFC3339.test(raw) ? Date.parse(raw) : NaN;
-  if (!Number.isSafeInteger(ms)) {
-    throw badParameter(name, `expected RFC 3339 or epoch milliseconds, got "${raw.slice(0, 40)}"`, `e.g. ${name}=2026-11-30T00:00:00Z or ${name}=1796000000000`);
+  const ms = parseTime(raw);
+  if (ms === undefined) {
+    throw badParameter(name, `expected ${TIME_FORMS}, got "${raw.slice(0, 40)}"`, `e.g. ${name}=2026-11-30T00:00:00Z or ${name}=1796000000000`);
   }
   return ms;
 }
 
 export function rangeOf(c: Context, defaults: TimeRange = {}): TimeRange {
   const range: TimeRange = {
-    from: parseTime(c.req.query('from'), 'from') ?? defaults.from,
-    to: parseTime(c.req.query('to'), 'to') ?? defaults.to,
+    from: timeParam(c.req.query('from'), 'from') ?? defaults.from,
+    to: timeParam(c.req.query('to'), 'to') ?? defaults.to,
   };
   if (range.from !== undefined && range.to !== undefined && range.from >= range.to) {
     throw badParameter('from', 'must be earlier than to', 'swap from and to');

@@ -1,0 +1,24 @@
+// A database opened by a command that writes it directly (import, demo):
+// the same Pipeline as the server's receivers, without a server around it.
+import type { DetectionOptions } from '../core/options.js';
+import { Pipeline, type Receiver } from '../ingest/pipeline.js';
+import { SqliteStore } from '../store/sqlite/store.js';
+import type { WriteResult } from '../store/store.js';
+import { Counters } from '../telemetry/counters.js';
+import { createLogger } from '../telemetry/logfmt.js';
+
+export interface LocalDatabase {
+  ingest(events: Parameters<Pipeline['ingest']>[1]): Promise<WriteResult>;
+  close(): Promise<void>;
+}
+
+export function openLocal(path: string, project: string, receiver: Receiver, detection: DetectionOptions): LocalDatabase {
+  const store = new SqliteStore(path, detection);
+  // A command reports what it wrote in its summary; one log line per break
+  // would bury that summary.
+  const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));
+  return {
+    ingest: (events) => pipeline.ingest(project, events, receiver),
+    close: () => store.close(),
+  };
+}

@@ -1,0 +1,113 @@
+// What `cachebreak report` shows, read through the Store: one stats bucket
+// over the whole range, reason counts, the tools breaks name most and the
+// worst sessions. This shape is also the --json document.
+import { BREAK_REASONS, type BreakReason } from '../core/types.js';
+import type { SessionOrder, SessionSummary, StatsRow, Store, TimeRange, TokenTotals } from '../store/store.js';
+
+/** Rows per list (top tools, worst sessions). */
+const TOP = 5;
+/** Wider than any epoch minute: every stored minute falls in the one bucket at 0. */
+const ONE_BUCKET_MS = 10_000 * 365 * 86_400_000;
+const SESSION_PAGE = 1000;
+
+export interface ReportSession {
+  sessionId: string;
+  agents: number;
+  firstSeen: string;
+  lastSeen: string;
+  turns: number;
+  breaks: number;
+  cacheRate: number | null;
+  estimatedExtraCostUsd: number;
+}
+
+export interface Report {
+  database: string;
+  project: string;
+  from: string | null;
+  to: string | null;
+  sessions: number;
+  turns: number;
+  breaks: number;
+  /** Σread / Σ(uncached + read + write); null when no turn reported cache usage. */
+  cacheRate: number | null;
+  missedCacheReadTokens: number;
+  estimatedExtraCostUsd: number;
+  tokens: TokenTotals;
+  /** Every reason, in prefix order; share of all breaks, null when there are none. */
+  breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
+  topChangedTools: { name: string; breaks: number }[];
+  worstSessions: { byCacheRate: ReportSession[]; byExtraCost: ReportSession[] };
+}
+
+const NO_TOKENS: TokenTotals = { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 };
+
+function iso(ms: number | undefined): string | null {
+  return ms === undefined ? null : new Date(ms).toISOString();
+}
+
+function session(s: SessionSummary): ReportSession {
+  return {
+    sessionId: s.sessionId,
+    agents: s.agentIds.length,
+    firstSeen: new Date(s.firstSeen).toISOString(),
+    lastSeen: new Date(s.lastSeen).toISOString(),
+    turns: s.turns,
+    breaks: s.breaks,
+    cacheRate: s.cacheRate,
+    estimatedExtraCostUsd: s.estimatedExtraCostUsd,
+  };
+}
+
+/** The Store has no session count; its pages are cheap to walk. */
+async function countSessions(store: Store, project: string, range: TimeRange): Promise<number> {
+  let total = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.sessions(project, range, {}, cursor === undefined ? { limit: SESSION_PAGE } : { limit: SESSION_PAGE, cursor });
+    total += page.items.length;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+  return total;
+}
+
+/** Sessions without a cache rate, or without extra cost, are not among the worst. */
+async function worst(store: Store, project: string, range: TimeRange, order: SessionOrder): Promise<ReportSession[]> {
+  const page = await store.sessions(project, range, {}, { limit: TOP }, order);
+  const counts = order === 'extra_cost' ? (s: SessionSummary) => s.estimatedExtraCostUsd > 0 : (s: SessionSummary) => s.cacheRate !== null;
+  return page.items.filter(counts).map(session);
+}
+
+export async function gatherReport(store: Store, database: string, project: string, range: TimeRange): Promise<Report> {
+  const query = { ...range, intervalMs: ONE_BUCKET_MS, filters: {} };
+  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost] = await Promise.all([
+    store.stats(project, query),
+    store.stats(project, { ...query, groupBy: 'reason' }),
+    countSessions(store, project, range),
+    store.changedTools(project, range, {}, TOP),
+    worst(store, project, range, 'worst_cache_rate'),
+    worst(store, project, range, 'extra_cost'),
+  ]);
+  const all: StatsRow | undefined = overall[0];
+  const breaks = all?.breaks ?? 0;
+  const reasonCounts = new Map(byReason.map((row) => [row.group, row.breaks]));
+  return {
+    database,
+    project,
+    from: iso(range.from),
+    to: iso(range.to),
+    sessions,
+    turns: all?.turns ?? 0,
+    breaks,
+    cacheRate: all?.cacheRate ?? null,
+    missedCacheReadTokens: all?.missedCacheReadTokens ?? 0,
+    estimatedExtraCostUsd: all?.estimatedExtraCostUsd ?? 0,
+    tokens: all?.tokens ?? NO_TOKENS,
+    breaksByReason: BREAK_REASONS.map((reason) => {
+      const count = reasonCounts.get(reason) ?? 0;
+      return { reason, breaks: count, share: breaks > 0 ? count / breaks : null };
+    }),
+    topChangedTools: tools,
+    worstSessions: { byCacheRate, byExtraCost },
+  };
+}

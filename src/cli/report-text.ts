@@ -1,0 +1,80 @@
+// The terminal rendering of a Report: aligned, sections in reading order,
+// cache rates that say "no data" rather than 0%.
+import { count, percent, plural, usd } from './format.js';
+import type { Report, ReportSession } from './report-data.js';
+
+function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
+  // Text columns read left-aligned, numbers right-aligned.
+  return rows.map(
+    (row) => indent + row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
+  );
+}
+
+function scope(report: Report): string {
+  const range =
+    report.from === null && report.to === null ? 'all time' : `${report.from ?? 'the beginning'} to ${report.to ?? 'now'}`;
+  return `project ${report.project}, ${range}`;
+}
+
+function sessionRows(sessions: readonly ReportSession[]): string[] {
+  return table(
+    sessions.map((s) => [
+      s.sessionId,
+      `${percent(s.cacheRate)} cached`,
+      plural(s.turns, 'turn'),
+      plural(s.breaks, 'break'),
+      usd(s.estimatedExtraCostUsd),
+    ]),
+  );
+}
+
+export function renderReport(report: Report): string {
+  const lines = [`cachebreak report: ${report.database} (${scope(report)})`, ''];
+  if (report.turns === 0) {
+    lines.push(
+      'No turns recorded here yet.',
+      'Run `cachebreak demo` for a sample workload, or send events to `cachebreak serve` (POST /v1/events) or `cachebreak import`.',
+    );
+    return lines.join('\n') + '\n';
+  }
+  const t = report.tokens;
+  lines.push(
+    ...table(
+      [
+        ['Sessions', count(report.sessions)],
+        ['Turns', count(report.turns)],
+        ['Breaks', count(report.breaks)],
+        ['Cache rate', percent(report.cacheRate)],
+        ['Extra cost', `${usd(report.estimatedExtraCostUsd)} (estimated)`],
+        ['Missed reads', `${count(report.missedCacheReadTokens)} tokens`],
+      ],
+      '',
+    ),
+    '  (cache rate = read / (uncached + read + write): cache writes count as input)',
+    '',
+    'Tokens',
+    ...table([
+      ['uncached input', count(t.uncached)],
+      ['cache read', count(t.read)],
+      ['cache write', count(t.write)],
+      ['  of which 1h', count(t.write1h)],
+      ['output', count(t.output)],
+    ]),
+  );
+  const reasons = report.breaksByReason.filter((r) => r.breaks > 0).sort((a, b) => b.breaks - a.breaks);
+  if (reasons.length > 0) {
+    lines.push('', 'Breaks by reason', ...table(reasons.map((r) => [r.reason, count(r.breaks), percent(r.share)])));
+  }
+  if (report.topChangedTools.length > 0) {
+    lines.push('', 'Top changed tools', ...table(report.topChangedTools.map((tool) => [tool.name, plural(tool.breaks, 'break')])));
+  }
+  if (report.worstSessions.byCacheRate.length > 0) {
+    lines.push('', 'Worst sessions by cache rate', ...sessionRows(report.worstSessions.byCacheRate));
+  }
+  if (report.worstSessions.byExtraCost.length > 0) {
+    lines.push('', 'Worst sessions by extra cost', ...sessionRows(report.worstSessions.byExtraCost));
+  }
+  return lines.join('\n') + '\n';
+}

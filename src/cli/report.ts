@@ -1,0 +1,42 @@
+// `cachebreak report`: a terminal summary of a database — cache rate, breaks
+// by reason, the tools that broke the cache, the worst sessions.
+import { existsSync } from 'node:fs';
+import { ConfigError } from '../config.js';
+import { DEFAULT_DETECTION } from '../core/options.js';
+import { SqliteStore } from '../store/sqlite/store.js';
+import type { Command } from './command.js';
+import { gatherReport, type Report } from './report-data.js';
+import { renderReport } from './report-text.js';
+
+export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> = {
+  name: 'report',
+  summary: 'Summarise a database in the terminal: cache rate, breaks by reason, changed tools, worst sessions.',
+  usage: 'report [options]',
+  options: ['db', 'project', 'from', 'to', 'json'],
+  details: 'Exit code: 0 with a report (also an empty one), 1 when there is no database to read, 2 for a usage error.',
+  async run({ values }, io) {
+    const range = { from: values.from, to: values.to };
+    if (range.from !== undefined && range.to !== undefined && range.from >= range.to) {
+      throw new ConfigError('--from: must be earlier than --to');
+    }
+    // Opening a missing path would create an empty database just to report on it.
+    if (!existsSync(values.db)) {
+      io.stderr(`cachebreak report: no database at ${values.db}; run \`cachebreak demo\` or point --db at one\n`);
+      return 1;
+    }
+    let report: Report;
+    let store: SqliteStore | undefined;
+    try {
+      store = new SqliteStore(values.db, DEFAULT_DETECTION);
+      report = await gatherReport(store, values.db, values.project, range);
+    } catch (error) {
+      if (!(error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_'))) throw error;
+      io.stderr(`cachebreak report: cannot read ${values.db} as a cachebreak database: ${error.message}\n`);
+      return 1;
+    } finally {
+      await store?.close();
+    }
+    io.stdout(values.json ? JSON.stringify(report, null, 2) + '\n' : renderReport(report));
+    return 0;
+  },
+};
