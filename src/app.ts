@@ -33,6 +33,8 @@ let sequence = 0;
 function renderError(error: CachebreakError, requestId: string): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
+  // The rest of an oversized body was never read: the connection cannot carry another request.
+  if (error.code === 'payload_too_large') headers.connection = 'close';
   const body = { error: { code: error.code, message: error.message, hint: error.hint, requestId } };
   return new Response(JSON.stringify(body), { status: error.status, headers });
 }

@@ -35,7 +35,7 @@ export class ImportStopped extends Error {}
  * the file's line number replaces it in the summary.
  */
 function withoutPosition(error: string): string {
-  return error.replace(/^line \d+: /, '').replace(/^events\[\d+\]\./, '');
+  return error.replace(/^events\[\d+\](\.|: )/, '').replace(/^line \d+: /, '');
 }
 
 function allRejected(batch: readonly NumberedLine[], error: string): BatchResult {

@@ -34,7 +34,7 @@ export class Pipeline {
   }
 
   async ingest(project: string, events: readonly CacheEvent[], receiver: Receiver): Promise<WriteResult> {
-    if (events.length === 0) return { accepted: 0, duplicates: 0, breaks: [] };
+    if (events.length === 0) return { accepted: 0, duplicates: 0, breaks: [], revisedBreaks: [], observed: [] };
     let result: WriteResult;
     try {
       result = await this.store.ingest(project, events);
@@ -49,12 +49,33 @@ export class Pipeline {
         { retryAfter: 5, cause: error },
       );
     }
-    this.counters.inc('events', { receiver, outcome: 'accepted' }, result.accepted);
-    this.counters.inc('events', { receiver, outcome: 'duplicate' }, result.duplicates);
+    this.count(project, receiver, result);
     for (const record of result.breaks) {
       this.log.warn('prompt_cache_break', { project, ...breakFields(record) });
       for (const subscriber of this.subscribers) subscriber(record, project);
     }
+    // A late event (a snapshot after its usage) can refine a break already reported.
+    for (const record of result.revisedBreaks) this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
     return result;
+  }
+
+  private count(project: string, receiver: Receiver, result: WriteResult): void {
+    const c = this.counters;
+    c.inc('events', { receiver, outcome: 'accepted' }, result.accepted);
+    c.inc('events', { receiver, outcome: 'duplicate' }, result.duplicates);
+    for (const turn of result.observed) {
+      const base = { project, model: turn.model, provider: turn.provider };
+      c.inc('tokens', { ...base, kind: 'uncached_input' }, turn.tokens.uncached);
+      c.inc('tokens', { ...base, kind: 'cache_read' }, turn.tokens.read);
+      c.inc('tokens', { ...base, kind: 'cache_write' }, turn.tokens.write);
+      c.inc('tokens', { ...base, kind: 'output' }, turn.tokens.output);
+      c.inc('turns', { ...base, state: turn.state });
+    }
+    for (const record of result.breaks) {
+      const labels = { project, model: record.model ?? '', provider: record.provider ?? '', reason: record.reason };
+      c.inc('breaks', labels);
+      c.inc('missed', labels, record.missedCacheReadTokens);
+      c.inc('cost', labels, record.estimatedExtraCostUsd ?? 0);
+    }
   }
 }

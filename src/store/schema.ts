@@ -38,7 +38,7 @@ export const prefixes = sqliteTable('prefixes', {
   ttlMs: integer('ttl_ms'),
 });
 
-/** Token and outcome sums, shared by streams, rollups and totals. */
+/** Token and outcome sums, shared by streams and rollups. */
 const sums = {
   turns: integer().notNull().default(0),
   /** Turns whose usage reported cache fields: the cache-rate population. */
@@ -139,6 +139,7 @@ export const breaks = sqliteTable(
   (t) => [index('breaks_project_ts').on(t.projectId, t.ts)],
 );
 
+/** The dimensions a rollup row is kept per. */
 const dimensions = {
   projectId: integer('project_id').notNull(),
   modelId: integer('model_id').notNull(),
@@ -161,14 +162,4 @@ export const rollups = sqliteTable(
   (t) => [
     uniqueIndex('rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.state, t.reason),
   ],
-);
-
-/** All-time sums per dimension: what /metrics exposes as counters. */
-export const totals = sqliteTable(
-  'totals',
-  {
-    ...dimensions,
-    ...sums,
-  },
-  (t) => [uniqueIndex('totals_key').on(t.projectId, t.modelId, t.providerId, t.agentId, t.state, t.reason)],
 );

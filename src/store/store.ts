@@ -27,11 +27,23 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** A turn that got its first state in a write: what Prometheus counters count. */
+export interface ObservedTurn {
+  model: string;
+  provider: string;
+  state: TurnState;
+  tokens: TokenTotals;
+}
+
 export interface WriteResult {
   accepted: number;
   duplicates: number;
-  /** Breaks that are new, or whose record changed. */
+  /** Turns that became breaks in this write. */
   breaks: BreakRecord[];
+  /** Breaks whose record a late event changed (e.g. the snapshot arrived after the usage). */
+  revisedBreaks: BreakRecord[];
+  /** Turns evaluated for the first time. */
+  observed: ObservedTurn[];
 }
 
 export interface TokenTotals {
@@ -100,19 +112,6 @@ export interface StatsRow {
   estimatedExtraCostUsd: number;
 }
 
-/** All-time sums per bounded dimension, for Prometheus counters. */
-export interface TotalsRow {
-  project: string;
-  model: string;
-  provider: string;
-  state: TurnState;
-  reason: string;
-  turns: number;
-  tokens: TokenTotals;
-  missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
-}
-
 export interface Store {
   ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult>;
   breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>>;
@@ -128,7 +127,6 @@ export interface Store {
   /** null when the session is unknown. */
   sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
-  totals(): Promise<TotalsRow[]>;
   /** Cheap check that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

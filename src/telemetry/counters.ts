@@ -1,7 +1,21 @@
-// In-process counters of what crosses cachebreak's boundaries, with every
-// metric name declared once. Label values must come from bounded sets.
+// In-process counters of what cachebreak observed, with every metric name
+// declared once. They only ever grow (a turn is counted when it first gets a
+// state, a break when it is first detected), so Prometheus rate() and
+// increase() hold; exact, corrected figures are in /v1/stats. Label values
+// come from bounded sets: never session or request ids.
 
 export const COUNTERS = {
+  tokens: {
+    name: 'cachebreak_tokens_total',
+    help: 'Input and output tokens by kind (uncached_input, cache_read, cache_write, output)',
+  },
+  turns: { name: 'cachebreak_turns_total', help: 'Turns with usage, by the cache state they were first given' },
+  breaks: { name: 'cachebreak_breaks_total', help: 'Prompt cache breaks, by reason' },
+  missed: { name: 'cachebreak_missed_cache_read_tokens_total', help: 'Cache-read tokens lost to breaks' },
+  cost: {
+    name: 'cachebreak_estimated_extra_cost_usd_total',
+    help: 'Estimated extra cost of breaks in USD (models with a known price)',
+  },
   events: {
     name: 'cachebreak_events_total',
     help: 'Events received, by receiver and outcome (accepted, duplicate, rejected)',
@@ -10,8 +24,14 @@ export const COUNTERS = {
 
 export type CounterName = keyof typeof COUNTERS;
 
+export interface Sample {
+  name: CounterName;
+  labels: Record<string, string>;
+  value: number;
+}
+
 export class Counters {
-  private readonly values = new Map<string, { name: CounterName; labels: Record<string, string>; value: number }>();
+  private readonly values = new Map<string, Sample>();
 
   inc(name: CounterName, labels: Record<string, string>, by = 1): void {
     if (by === 0) return;
@@ -25,7 +45,7 @@ export class Counters {
     return this.values.get(name + JSON.stringify(labels))?.value ?? 0;
   }
 
-  entries() {
+  samples(): Sample[] {
     return [...this.values.values()];
   }
 }

@@ -24,7 +24,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
     const rejected: Rejection[] = [];
     values.forEach((decoded, index) => {
       if (!decoded.ok) {
-        rejected.push({ index, field: 'event', error: decoded.error });
+        rejected.push({ index, field: 'event', error: `events[${index}]: ${decoded.error}` });
         return;
       }
       const converted = toCacheEvent(decoded.value);

@@ -17,7 +17,8 @@ export function registerStats(app: Hono<AppEnv>, deps: AppDeps): void {
     if (groupBy !== undefined && !GROUPS.includes(groupBy as GroupBy)) {
       throw new CachebreakError('bad_request', `groupBy: expected one of ${GROUPS.join(', ')}, got "${groupBy.slice(0, 40)}"`, 'e.g. groupBy=model');
     }
-    const filters = filtersOf(c, ['agentId', 'model', 'provider', 'reason']);
+    // sessionId is read only to be refused clearly: stats are kept per minute, not per session.
+    const filters = filtersOf(c, ['sessionId', 'agentId', 'model', 'provider', 'reason']);
     const rows = await deps.store.stats(c.var.project, {
       ...range,
       intervalMs,

@@ -107,7 +107,7 @@ export function stateIndex(state: TurnState): number {
 
 export const MISS = stateIndex('miss');
 
-/** What one evaluated turn adds to the rollups, the totals and its stream's sums. */
+/** What one evaluated turn adds to the rollups and to its stream's sums. */
 export interface Contribution {
   streamId: number;
   projectId: number;

@@ -6,7 +6,7 @@ import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
-import { breaks as breaksTable, projects, rollups, streams, totals as totalsTable, type Sums } from '../schema.js';
+import { breaks as breaksTable, rollups, streams, type Sums } from '../schema.js';
 import {
   InvalidQueryError,
   type Filters,
@@ -20,7 +20,6 @@ import {
   type Store,
   type TimeRange,
   type TokenTotals,
-  type TotalsRow,
   type TurnView,
   type WriteResult,
 } from '../store.js';
@@ -104,7 +103,8 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const s = streams;
-    const conditions: SQL[] = [eq(s.projectId, projectId)];
+    // A stream whose only turns moved to another agent's stream has no span left.
+    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
     if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
     if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
     const agents = labelIds(this.dictionary, 'agent', filters.agentId);
@@ -314,42 +314,6 @@ export class SqliteStore implements Store {
       }
       return out;
     });
-  }
-
-  async totals(): Promise<TotalsRow[]> {
-    const t = totalsTable;
-    const rows = this.opened.db
-      .select({
-        project: projects.name,
-        modelId: t.modelId,
-        providerId: t.providerId,
-        state: t.state,
-        reason: t.reason,
-        turns: sumOf(t.turns),
-        unmeasuredInput: sumOf(t.unmeasuredInput),
-        uncached: sumOf(t.uncached),
-        read: sumOf(t.read),
-        write: sumOf(t.write),
-        write1h: sumOf(t.write1h),
-        output: sumOf(t.output),
-        missed: sumOf(t.missed),
-        extraCostMicroUsd: sumOf(t.extraCostMicroUsd),
-      })
-      .from(t)
-      .innerJoin(projects, eq(projects.id, t.projectId))
-      .groupBy(projects.name, t.modelId, t.providerId, t.state, t.reason)
-      .all();
-    return rows.map((r) => ({
-      project: r.project,
-      model: this.dictionary.labelValue(r.modelId) ?? '',
-      provider: this.dictionary.labelValue(r.providerId) ?? '',
-      state: TURN_STATES[r.state]!,
-      reason: r.reason,
-      turns: r.turns,
-      tokens: tokensOf(r),
-      missedCacheReadTokens: r.missed,
-      estimatedExtraCostUsd: r.extraCostMicroUsd / 1_000_000,
-    }));
   }
 
   async ping(): Promise<void> {

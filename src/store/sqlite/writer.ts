@@ -2,8 +2,8 @@
 // 1. join each event into its turn with the core's mergeEvent (in memory);
 // 2. evaluate each touched stream once — from a cached tail when the new
 //    turns only append to it, else from its earliest affected turn on disk;
-// 3. write each row once, and apply the exact change to rollups, totals and
-//    stream sums (subtract what a turn counted before, add what it counts now).
+// 3. write each row once, and apply the exact change to rollups and stream
+//    sums (subtract what a turn counted before, add what it counts now).
 import type Database from 'better-sqlite3';
 import { getTableColumns } from 'drizzle-orm';
 import type { MeasuredTurn } from '../../core/detect.js';
@@ -11,8 +11,9 @@ import { hashString } from '../../core/hash.js';
 import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
 import type { DetectionOptions } from '../../core/options.js';
 import { compareTurns, evaluateOrdered } from '../../core/stream.js';
-import type { BreakRecord, CacheEvent, Evaluation, Turn } from '../../core/types.js';
-import { SUM_KEYS, totals, type Sums } from '../schema.js';
+import { TURN_STATES, type BreakRecord, type CacheEvent, type Evaluation, type Turn } from '../../core/types.js';
+import { rollups, SUM_KEYS, type Sums } from '../schema.js';
+import type { ObservedTurn, WriteResult } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
 import {
@@ -26,13 +27,6 @@ import {
   type Contribution,
   type TurnRow,
 } from './rows.js';
-
-export interface WriteOutcome {
-  accepted: number;
-  duplicates: number;
-  /** Breaks that are new, or whose record changed, in this call. */
-  breaks: BreakRecord[];
-}
 
 /** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
 function ridOf(requestId: string): number {
@@ -66,14 +60,15 @@ interface Slot {
   staged: Staged | undefined;
 }
 
-const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(totals)[key].name);
+const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(rollups)[key].name);
+const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'];
 
 export class Writer {
   private readonly statements;
   private readonly tails = new Lru<number, StreamTail>(50_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
-  readonly write: (projectId: number, events: readonly CacheEvent[]) => WriteOutcome;
+  readonly write: (projectId: number, events: readonly CacheEvent[]) => WriteResult;
 
   constructor(
     private readonly sqlite: Database.Database,
@@ -114,8 +109,9 @@ export class Writer {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       dropBreak: sqlite.prepare('DELETE FROM breaks WHERE turn_id = ?'),
-      rollup: sqlite.prepare(upsert('rollups', ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'])),
-      total: sqlite.prepare(upsert('totals', ['project_id', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'])),
+      rollup: sqlite.prepare(upsert('rollups', ROLLUP_KEY)),
+      // A key whose turns all moved elsewhere is gone, not a row of zeros.
+      dropEmptyRollup: sqlite.prepare(`DELETE FROM rollups WHERE ${ROLLUP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       stream: sqlite.prepare(
         `UPDATE streams SET
            first_ts = CASE WHEN first_ts IS NULL OR first_ts > :first THEN :first ELSE first_ts END,
@@ -140,7 +136,7 @@ export class Writer {
     this.dataVersion = -1;
   }
 
-  private writeInTransaction(projectId: number, events: readonly CacheEvent[]): WriteOutcome {
+  private writeInTransaction(projectId: number, events: readonly CacheEvent[]): WriteResult {
     const version = this.statements.dataVersion.get()!.data_version;
     if (version !== this.dataVersion) {
       this.tails.clear();
@@ -168,12 +164,12 @@ export class Writer {
     const stagedIds = new Set<number>();
     for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
     const deltas = new Deltas();
-    const breaks: BreakRecord[] = [];
+    const result: WriteResult = { accepted, duplicates, breaks: [], revisedBreaks: [], observed: [] };
     const written = new Set<Staged>();
     for (const streamId of new Set([...landing.keys(), ...leftFrom.keys()])) {
       const arriving = landing.get(streamId) ?? [];
       const slots = this.slotsOf(streamId, arriving, leftFrom.get(streamId), stagedIds);
-      this.apply(projectId, streamId, slots.previous, slots.list, deltas, breaks, written);
+      this.apply(projectId, streamId, slots.previous, slots.list, deltas, result, written);
       deltas.span(streamId, slots.list);
     }
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
@@ -181,7 +177,7 @@ export class Writer {
 
     deltas.apply(this.statements);
     for (const streamId of leftFrom.keys()) this.statements.streamSpan.run({ id: streamId });
-    return { accepted, duplicates, breaks };
+    return result;
   }
 
   /** Step 1: every event joined into its turn, in memory. */
@@ -258,7 +254,7 @@ export class Writer {
     previous: MeasuredTurn | undefined,
     list: Slot[],
     deltas: Deltas,
-    breaks: BreakRecord[],
+    result: WriteResult,
     written: Set<Staged>,
   ): void {
     const evaluations = new Map<string, Evaluation>();
@@ -278,6 +274,7 @@ export class Writer {
       const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
       deltas.add(before, -1);
       deltas.add(after, 1);
+      if (state !== null && (stored?.state ?? null) === null) result.observed.push(observedTurn(slot.turn, state));
 
       let id: number;
       if (slot.staged) {
@@ -293,7 +290,7 @@ export class Writer {
             id, projectId, streamId, slot.turn.ts, after.modelId, after.providerId, after.agentId,
             record.reason, JSON.stringify(record),
           );
-          breaks.push(record);
+          (storedBreak ? result.revisedBreaks : result.breaks).push(record);
         } else {
           this.statements.dropBreak.run(id);
         }
@@ -374,6 +371,18 @@ export class Writer {
   }
 }
 
+function observedTurn(turn: Turn, state: number): ObservedTurn {
+  const usage = turn.usage!;
+  return {
+    model: turn.model ?? '',
+    provider: turn.provider ?? '',
+    state: TURN_STATES[state]!,
+    tokens: usage.cacheReported
+      ? { uncached: usage.uncached, read: usage.read, write: usage.write, write1h: usage.write1h, output: usage.output }
+      : { uncached: usage.uncached + usage.read + usage.write, read: 0, write: 0, write1h: 0, output: usage.output },
+  };
+}
+
 function upsert(table: string, keys: string[]): string {
   const columns = [...keys, ...SUM_COLUMNS];
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
@@ -388,15 +397,12 @@ interface Keyed {
 /** Changes to sums, grouped so that each key is written once per call. */
 class Deltas {
   private readonly rollups = new Map<string, Keyed>();
-  private readonly totals = new Map<string, Keyed>();
   private readonly streams = new Map<number, { sums: Sums; first: number; last: number }>();
 
   add(contribution: Contribution | null, sign: 1 | -1): void {
     if (!contribution) return;
     const c = contribution;
-    const dims = [c.modelId, c.providerId, c.agentId, c.state, c.reason];
-    accumulate(this.rollups, [c.projectId, c.minute, ...dims], c.sums, sign);
-    accumulate(this.totals, [c.projectId, ...dims], c.sums, sign);
+    accumulate(this.rollups, [c.projectId, c.minute, c.modelId, c.providerId, c.agentId, c.state, c.reason], c.sums, sign);
     const stream = this.streamEntry(c.streamId);
     for (const k of SUM_KEYS) stream.sums[k] += sign * c.sums[k];
   }
@@ -415,9 +421,12 @@ class Deltas {
     return entry;
   }
 
-  apply(statements: { rollup: Database.Statement; total: Database.Statement; stream: Database.Statement }): void {
-    for (const { key, sums } of this.rollups.values()) if (!isZero(sums)) statements.rollup.run(...key, ...values(sums));
-    for (const { key, sums } of this.totals.values()) if (!isZero(sums)) statements.total.run(...key, ...values(sums));
+  apply(statements: { rollup: Database.Statement; dropEmptyRollup: Database.Statement; stream: Database.Statement }): void {
+    for (const { key, sums } of this.rollups.values()) {
+      if (isZero(sums)) continue;
+      statements.rollup.run(...key, ...values(sums));
+      if (sums.turns < 0) statements.dropEmptyRollup.run(...key);
+    }
     for (const [id, { sums, first, last }] of this.streams) {
       if (isZero(sums) && first === Infinity) continue;
       const params: Record<string, number | null> = {

@@ -1,0 +1,108 @@
+// GET /metrics of a real server: valid Prometheus text format (checked by
+// promtool itself), counters that match what was accepted, repeated and
+// rejected, and series that depend only on what is stored.
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { realisticBatch, seedSession, splitTurn } from './events.js';
+import { postEvents, request, startServer } from './server.js';
+
+/** Runs `promtool check metrics` on an exposition; promtool is required, never skipped. */
+function promtoolCheck(exposition: string): { status: number | null; output: string } {
+  const result = spawnSync('promtool', ['check', 'metrics'], { input: exposition, encoding: 'utf8', timeout: 10_000 });
+  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
+    throw new Error(
+      'promtool is not installed, and /metrics must pass `promtool check metrics`: ' +
+        'install it with `apt-get install prometheus` (Debian/Ubuntu; .ci/run does this in CI)',
+    );
+  }
+  if (result.error) throw result.error;
+  return { status: result.status, output: `${result.stdout}${result.stderr}`.trim() };
+}
+
+/** Samples by `name{labels}` exactly as exposed. */
+function samples(exposition: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of exposition.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    out.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return out;
+}
+
+async function metrics(url: string): Promise<string> {
+  const reply = await request(url, '/metrics');
+  expect(reply.status).toBe(200);
+  expect(reply.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+  return reply.text;
+}
+
+const SONNET = 'project="default",model="claude-sonnet-4-5",provider="anthropic"';
+const GPT = 'project="default",model="gpt-4.1",provider="openai"';
+
+describe('/metrics against a real server', () => {
+  it('passes promtool check metrics and counts accepted, duplicate and rejected events', async () => {
+    const server = await startServer();
+    expect((await postEvents(server.url, realisticBatch())).body).toEqual({ accepted: 11, duplicates: 0, rejected: [] });
+    expect((await postEvents(server.url, realisticBatch())).body).toEqual({ accepted: 0, duplicates: 11, rejected: [] });
+    // A model name that needs escaping in a label value, and two bad events.
+    const odd = splitTurn('sess_odd', { requestId: 'odd_01', at: 0, read: 0, write: 3_000 });
+    const reply = await postEvents(server.url, [
+      { ...odd.snapshot, model: 'my "fine-tuned" model\\v2' },
+      { ...odd.usage, model: 'my "fine-tuned" model\\v2' },
+      { type: 'completion' },
+      { ...odd.snapshot, requestId: 'odd_02', model: undefined },
+    ]);
+    expect(reply.body).toMatchObject({ accepted: 2, duplicates: 0, rejected: [{ index: 2 }, { index: 3 }] });
+
+    const text = await metrics(server.url);
+    expect(promtoolCheck(text)).toEqual({ status: 0, output: '' });
+
+    const got = samples(text);
+    expect(got.get('cachebreak_events_total{receiver="http",outcome="accepted"}')).toBe(13);
+    expect(got.get('cachebreak_events_total{receiver="http",outcome="duplicate"}')).toBe(11);
+    expect(got.get('cachebreak_events_total{receiver="http",outcome="rejected"}')).toBe(2);
+    // Duplicates add nothing to what is stored.
+    expect(got.get(`cachebreak_turns_total{${SONNET},state="cold"}`)).toBe(1);
+    expect(got.get(`cachebreak_turns_total{${SONNET},state="hit"}`)).toBe(2);
+    expect(got.get(`cachebreak_turns_total{${SONNET},state="miss"}`)).toBe(1);
+    expect(got.get(`cachebreak_turns_total{${GPT},state="miss"}`)).toBe(1);
+    expect(got.get(`cachebreak_breaks_total{${SONNET},reason="tools_order_changed"}`)).toBe(1);
+    expect(got.get(`cachebreak_breaks_total{${GPT},reason="system_changed"}`)).toBe(1);
+    expect(got.get(`cachebreak_tokens_total{${SONNET},kind="cache_read"}`)).toBe(96_900);
+    expect(got.get(`cachebreak_tokens_total{${SONNET},kind="cache_write"}`)).toBe(98_400);
+    expect(got.get(`cachebreak_missed_cache_read_tokens_total{${SONNET},reason="tools_order_changed"}`)).toBe(48_900);
+    expect(got.get(`cachebreak_estimated_extra_cost_usd_total{${SONNET},reason="tools_order_changed"}`)).toBeCloseTo(0.168705, 9);
+    expect(got.get('cachebreak_turns_total{project="default",model="my \\"fine-tuned\\" model\\\\v2",provider="anthropic",state="cold"}')).toBe(1);
+  });
+
+  it('counters only grow, even while late events re-evaluate turns; tokens add up as in-order delivery', async () => {
+    const events = seedSession();
+    const inOrder = await startServer();
+    expect((await postEvents(inOrder.url, events)).body).toMatchObject({ accepted: 8 });
+    // Every usage before its snapshot, one event per request: each turn is
+    // first judged without its snapshot, then judged again.
+    const usageFirst = await startServer();
+    let previous = new Map<string, number>();
+    for (let i = 0; i < events.length; i += 2) {
+      for (const event of [events[i + 1], events[i]]) {
+        expect((await postEvents(usageFirst.url, [event])).status).toBe(200);
+        const now = samples(await metrics(usageFirst.url));
+        for (const [series, value] of previous) expect(now.get(series), series).toBeGreaterThanOrEqual(value);
+        previous = now;
+      }
+    }
+    const final = await metrics(usageFirst.url);
+    expect(promtoolCheck(final).status).toBe(0);
+    // Tokens are counted once per turn whatever the order; only their model label may lag behind a late snapshot.
+    const tokensByKind = (text: string) => {
+      const sums: Record<string, number> = {};
+      for (const [series, value] of samples(text)) {
+        const kind = /^cachebreak_tokens_total\{.*kind="(\w+)"\}$/.exec(series)?.[1];
+        if (kind) sums[kind] = (sums[kind] ?? 0) + value;
+      }
+      return sums;
+    };
+    expect(tokensByKind(final)).toEqual(tokensByKind(await metrics(inOrder.url)));
+  });
+});
