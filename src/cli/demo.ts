@@ -47,12 +47,12 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
     }
     let accepted = 0;
     const breaks = new Set<string>();
+    db.onBreak(({ record }) => breaks.add(record.requestId));
     const progress = progressBar(io, 'demo', events.length, 'events');
     try {
       for (let start = 0; start < events.length; start += BATCH) {
         const result = await db.ingest(events.slice(start, start + BATCH));
         accepted += result.accepted;
-        for (const record of result.breaks) breaks.add(record.requestId);
         progress.update(Math.min(start + BATCH, events.length));
       }
     } finally {

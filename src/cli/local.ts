@@ -1,14 +1,15 @@
 // A database opened by a command that writes it directly (import, demo):
 // the same Pipeline as the server's receivers, without a server around it.
 import type { DetectionOptions } from '../core/options.js';
-import { Pipeline, type Receiver } from '../ingest/pipeline.js';
+import { Pipeline, type BreakSubscriber, type Receiver } from '../ingest/pipeline.js';
 import { SqliteStore } from '../store/sqlite/store.js';
-import type { WriteResult } from '../store/store.js';
+import type { BatchCounts } from '../store/store.js';
 import { Counters } from '../telemetry/counters.js';
 import { createLogger } from '../telemetry/logfmt.js';
 
 export interface LocalDatabase {
-  ingest(events: Parameters<Pipeline['ingest']>[1]): Promise<WriteResult>;
+  ingest(events: Parameters<Pipeline['ingest']>[1]): Promise<BatchCounts>;
+  onBreak(subscriber: BreakSubscriber): void;
   close(): Promise<void>;
 }
 
@@ -19,6 +20,7 @@ export function openLocal(path: string, project: string, receiver: Receiver, det
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));
   return {
     ingest: (events) => pipeline.ingest(project, events, receiver),
+    onBreak: (subscriber) => pipeline.subscribe(subscriber),
     close: () => store.close(),
   };
 }

@@ -1,27 +1,48 @@
-// The one way in: every receiver hands its domain events to `ingest`, which
-// stores them (joining, de-duplicating and re-evaluating in the store), counts
-// them, and announces each new break to the log and to subscribers.
-import type { BreakRecord, CacheEvent } from '../core/types.js';
+// The one way in: every receiver hands its domain events to `ingest`. Requests
+// that arrive together are written in one transaction (group commit: one
+// commit instead of one per request), and each is answered, with its own
+// counts, only once its events are durable. New breaks go to the log and to
+// subscribers; everything is counted.
+import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { Store, WriteResult } from '../store/store.js';
+import type { BatchCounts, IngestBatch, ProjectBreak, Store, WriteResult } from '../store/store.js';
 import { breakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 
 export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
 
-export type BreakSubscriber = (record: BreakRecord, project: string) => void;
+export type BreakSubscriber = (entry: ProjectBreak) => void;
+
+export interface PipelineOptions {
+  /** Events waiting to be written, past which new requests are refused (429). */
+  queueLimit: number;
+}
+
+interface Pending {
+  batch: IngestBatch;
+  receiver: Receiver;
+  resolve: (counts: BatchCounts) => void;
+  reject: (error: unknown) => void;
+}
+
+/** One transaction takes at most this many events, so that a commit stays short. */
+const GROUP_EVENTS = 20_000;
 
 /** SQLite result codes that mean "try again later", not "bad input". */
 const RETRYABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|NOMEM)/;
 
 export class Pipeline {
   private readonly subscribers: BreakSubscriber[] = [];
+  private readonly queue: Pending[] = [];
+  private queuedEvents = 0;
+  private scheduled = false;
 
   constructor(
     private readonly store: Store,
     private readonly counters: Counters,
     private readonly log: Logger,
+    private readonly options: PipelineOptions = { queueLimit: 200_000 },
   ) {}
 
   subscribe(subscriber: BreakSubscriber): void {
@@ -33,49 +54,105 @@ export class Pipeline {
     this.counters.inc('events', { receiver, outcome: 'rejected' }, count);
   }
 
-  async ingest(project: string, events: readonly CacheEvent[], receiver: Receiver): Promise<WriteResult> {
-    if (events.length === 0) return { accepted: 0, duplicates: 0, breaks: [], revisedBreaks: [], observed: [] };
-    let result: WriteResult;
-    try {
-      result = await this.store.ingest(project, events);
-    } catch (error) {
-      const code = String((error as { code?: unknown }).code ?? '');
-      if (!RETRYABLE.test(code)) throw error;
-      this.log.error('store_unavailable', { code, message: (error as Error).message });
-      throw new CachebreakError(
-        'unavailable',
-        `the database cannot take writes right now (${code}); nothing from this request was stored`,
-        'retry later; if it persists, check free disk space and that the database file is writable',
-        { retryAfter: 5, cause: error },
+  /** Resolves when the events are durable; rejects with a 429/503 CachebreakError when they cannot be taken. */
+  ingest(project: string, events: readonly CacheEvent[], receiver: Receiver): Promise<BatchCounts> {
+    if (events.length === 0) return Promise.resolve({ accepted: 0, duplicates: 0 });
+    if (this.queuedEvents > 0 && this.queuedEvents + events.length > this.options.queueLimit) {
+      return Promise.reject(
+        new CachebreakError(
+          'rate_limited',
+          `the ingest queue is full (${this.queuedEvents} events waiting); nothing from this request was stored`,
+          'retry after the delay in Retry-After; send smaller batches or fewer at once',
+          { retryAfter: 1 },
+        ),
       );
     }
-    this.count(project, receiver, result);
-    for (const record of result.breaks) {
-      this.log.warn('prompt_cache_break', { project, ...breakFields(record) });
-      for (const subscriber of this.subscribers) subscriber(record, project);
-    }
-    // A late event (a snapshot after its usage) can refine a break already reported.
-    for (const record of result.revisedBreaks) this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
-    return result;
+    return new Promise((resolve, reject) => {
+      this.queue.push({ batch: { project, events }, receiver, resolve, reject });
+      this.queuedEvents += events.length;
+      this.schedule();
+    });
   }
 
-  private count(project: string, receiver: Receiver, result: WriteResult): void {
+  private schedule(): void {
+    if (this.scheduled || this.queue.length === 0) return;
+    this.scheduled = true;
+    // After the current I/O callbacks, so that requests that arrived together are written together.
+    setImmediate(() => void this.flush());
+  }
+
+  private async flush(): Promise<void> {
+    const group: Pending[] = [];
+    let events = 0;
+    while (this.queue.length > 0 && (group.length === 0 || events + this.queue[0]!.batch.events.length <= GROUP_EVENTS)) {
+      const next = this.queue.shift()!;
+      events += next.batch.events.length;
+      group.push(next);
+    }
+    try {
+      await this.writeGroup(group);
+    } finally {
+      this.queuedEvents -= events;
+      this.scheduled = false;
+      this.schedule();
+    }
+  }
+
+  private async writeGroup(group: Pending[]): Promise<void> {
+    let result: WriteResult;
+    try {
+      result = await this.store.write(group.map((p) => p.batch));
+    } catch (error) {
+      if (group.length > 1) {
+        // Alone, each request gets its own outcome: one cannot fail the others.
+        for (const pending of group) await this.writeGroup([pending]);
+        return;
+      }
+      group[0]!.reject(this.storeError(error));
+      return;
+    }
+    this.announce(result, group);
+    group.forEach((pending, i) => pending.resolve(result.counts[i]!));
+  }
+
+  private storeError(error: unknown): unknown {
+    const code = String((error as { code?: unknown }).code ?? '');
+    if (!RETRYABLE.test(code)) return error;
+    this.log.error('store_unavailable', { code, message: (error as Error).message });
+    return new CachebreakError(
+      'unavailable',
+      `the database cannot take writes right now (${code}); nothing from this request was stored`,
+      'retry later; if it persists, check free disk space and that the database file is writable',
+      { retryAfter: 5, cause: error },
+    );
+  }
+
+  private announce(result: WriteResult, group: Pending[]): void {
     const c = this.counters;
-    c.inc('events', { receiver, outcome: 'accepted' }, result.accepted);
-    c.inc('events', { receiver, outcome: 'duplicate' }, result.duplicates);
+    group.forEach((pending, i) => {
+      c.inc('events', { receiver: pending.receiver, outcome: 'accepted' }, result.counts[i]!.accepted);
+      c.inc('events', { receiver: pending.receiver, outcome: 'duplicate' }, result.counts[i]!.duplicates);
+    });
     for (const turn of result.observed) {
-      const base = { project, model: turn.model, provider: turn.provider };
+      const base = { project: turn.project, model: turn.model, provider: turn.provider };
       c.inc('tokens', { ...base, kind: 'uncached_input' }, turn.tokens.uncached);
       c.inc('tokens', { ...base, kind: 'cache_read' }, turn.tokens.read);
       c.inc('tokens', { ...base, kind: 'cache_write' }, turn.tokens.write);
       c.inc('tokens', { ...base, kind: 'output' }, turn.tokens.output);
       c.inc('turns', { ...base, state: turn.state });
     }
-    for (const record of result.breaks) {
+    for (const entry of result.breaks) {
+      const { project, record } = entry;
       const labels = { project, model: record.model ?? '', provider: record.provider ?? '', reason: record.reason };
       c.inc('breaks', labels);
       c.inc('missed', labels, record.missedCacheReadTokens);
       c.inc('cost', labels, record.estimatedExtraCostUsd ?? 0);
+      this.log.warn('prompt_cache_break', { project, ...breakFields(record) });
+      for (const subscriber of this.subscribers) subscriber(entry);
+    }
+    // A late event (a snapshot after its usage) can refine a break already reported.
+    for (const { project, record } of result.revisedBreaks) {
+      this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
     }
   }
 }

@@ -27,6 +27,22 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
+/** One request's events, for one project. */
+export interface IngestBatch {
+  project: string;
+  events: readonly CacheEvent[];
+}
+
+export interface BatchCounts {
+  accepted: number;
+  duplicates: number;
+}
+
+export interface ProjectBreak {
+  project: string;
+  record: BreakRecord;
+}
+
 /** A turn that got its first state in a write: what Prometheus counters count. */
 export interface ObservedTurn {
   model: string;
@@ -36,14 +52,14 @@ export interface ObservedTurn {
 }
 
 export interface WriteResult {
-  accepted: number;
-  duplicates: number;
+  /** Per batch, in the order given. */
+  counts: BatchCounts[];
   /** Turns that became breaks in this write. */
-  breaks: BreakRecord[];
+  breaks: ProjectBreak[];
   /** Breaks whose record a late event changed (e.g. the snapshot arrived after the usage). */
-  revisedBreaks: BreakRecord[];
+  revisedBreaks: ProjectBreak[];
   /** Turns evaluated for the first time. */
-  observed: ObservedTurn[];
+  observed: (ObservedTurn & { project: string })[];
 }
 
 export interface TokenTotals {
@@ -113,7 +129,8 @@ export interface StatsRow {
 }
 
 export interface Store {
-  ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult>;
+  /** Stores several requests' events at once: all of them are durable when it resolves. */
+  write(batches: readonly IngestBatch[]): Promise<WriteResult>;
   breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>>;
   sessions(
     project: string,

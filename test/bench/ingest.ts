@@ -9,6 +9,8 @@ import { startServerProcess } from './server-process.js';
 import { benchBatch, type WorkloadOptions } from './workload.js';
 
 const BATCH = 1_000;
+/** Sessions active at once (each with a subagent stream): a team's worth of agents. */
+const CONCURRENCY = 64;
 const DAY = 86_400_000;
 
 /** The physical limit: the same rows through one prepared INSERT, 1,000 per transaction. */
@@ -62,7 +64,7 @@ export async function benchIngest(turns = 1_000_000): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
   try {
     const start = Date.parse('2026-11-29T00:00:00Z');
-    const options: WorkloadOptions = { turns, start, spanMs: DAY };
+    const options: WorkloadOptions = { turns, start, spanMs: DAY, concurrency: CONCURRENCY };
     const baseline = rawInsert(dir, { ...options, turns: Math.min(turns, 200_000) });
 
     const db = join(dir, 'cachebreak.db');
@@ -85,7 +87,7 @@ export async function benchIngest(turns = 1_000_000): Promise<Row[]> {
     const millions = (turns / 1e6).toLocaleString('en-US');
     return [
       {
-        figure: `HTTP ingest, JSON, 1,000-event batches (${millions}M turns)`,
+        figure: `HTTP ingest, JSON, 1,000-event batches, ${CONCURRENCY} concurrent sessions (${millions}M turns)`,
         value: ingestRate,
         unit: 'turns/s',
         baseline: { label: 'raw prepared INSERT of the same rows', value: baseline },

@@ -91,9 +91,9 @@ describe('store against the reference evaluation', () => {
           let accepted = 0;
           let repeated = 0;
           for (let i = 0; i < sent.length; i += batchSize) {
-            const result = await store.ingest('default', sent.slice(i, i + batchSize));
-            accepted += result.accepted;
-            repeated += result.duplicates;
+            const [counts] = (await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }])).counts;
+            accepted += counts!.accepted;
+            repeated += counts!.duplicates;
           }
           expect(accepted + repeated).toBe(sent.length);
           expect(repeated).toBeGreaterThanOrEqual(duplicates.length);

@@ -21,9 +21,9 @@ describe('a database written by two connections', () => {
       // A miss whose previous turn is t3 (same tools: eviction), not t2 (which would read as a re-order).
       turn('t4', { at: 3 * MINUTE, tools: tools([...SEED_TOOLS].reverse()), usage: usage(0, 48_800) }),
     ];
-    await a.ingest('default', [events[0]!, events[1]!]);
-    await b.ingest('default', [events[2]!]);
-    await a.ingest('default', [events[3]!]);
+    await a.write([{ project: 'default', events: [events[0]!, events[1]!] }]);
+    await b.write([{ project: 'default', events: [events[2]!] }]);
+    await a.write([{ project: 'default', events: [events[3]!] }]);
     const stored = (await a.sessionTurns('default', 'sess_A'))!.map((t) => [t.requestId, t.state, t.break?.previousRequestId ?? null]);
     const reference = evaluateEvents(events, DEFAULT_DETECTION).map((e) => [e.requestId, e.state, e.break?.previousRequestId ?? null]);
     expect(stored).toEqual(reference);

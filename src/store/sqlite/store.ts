@@ -4,11 +4,12 @@ import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
-import { TURN_STATES, type BreakRecord, type CacheEvent } from '../../core/types.js';
+import { TURN_STATES, type BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
 import { breaks as breaksTable, rollups, streams, type Sums } from '../schema.js';
 import {
   InvalidQueryError,
+  type IngestBatch,
   type Filters,
   type ChangedTool,
   type Page,
@@ -51,15 +52,24 @@ export class SqliteStore implements Store {
     return this.opened.sqlite;
   }
 
-  async ingest(project: string, events: readonly CacheEvent[]): Promise<WriteResult> {
+  async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
+    let outcome;
     try {
-      return this.writer.write(this.dictionary.project(project), events);
+      outcome = this.writer.write(batches.map((b) => ({ projectId: this.dictionary.project(b.project), events: b.events })));
     } catch (error) {
       // Ids and stream tails cached inside the rolled-back transaction no longer hold.
       this.dictionary.forget();
       this.writer.forget();
       throw error;
     }
+    const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
+    const named = <T extends { projectId: number }>(list: T[]) => list.map(({ projectId, ...rest }) => ({ project: names.get(projectId)!, ...rest }));
+    return {
+      counts: outcome.counts,
+      breaks: named(outcome.breaks),
+      revisedBreaks: named(outcome.revisedBreaks),
+      observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
+    };
   }
 
   async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {

@@ -13,7 +13,7 @@ import type { DetectionOptions } from '../../core/options.js';
 import { compareTurns, evaluateOrdered } from '../../core/stream.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent, type Evaluation, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { ObservedTurn, WriteResult } from '../store.js';
+import type { ObservedTurn } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
 import {
@@ -33,8 +33,23 @@ function ridOf(requestId: string): number {
   return parseInt(hashString(requestId).slice(0, 12), 16);
 }
 
+/** One request's events, for one project. */
+export interface WriterBatch {
+  projectId: number;
+  events: readonly CacheEvent[];
+}
+
+/** What one write did: counts per batch, and what changed for logs and counters. */
+export interface WriterOutcome {
+  counts: { accepted: number; duplicates: number }[];
+  breaks: { projectId: number; record: BreakRecord }[];
+  revisedBreaks: { projectId: number; record: BreakRecord }[];
+  observed: { projectId: number; turn: ObservedTurn }[];
+}
+
 /** A turn this call changes. */
 interface Staged {
+  projectId: number;
   requestId: string;
   /** The stored row before this call; undefined for a new turn. */
   row: TurnRow | undefined;
@@ -68,10 +83,11 @@ export class Writer {
   private readonly tails = new Lru<number, StreamTail>(50_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
-  readonly write: (projectId: number, events: readonly CacheEvent[]) => WriteResult;
+  /** Writes several requests' events in one transaction (one commit for all of them). */
+  readonly write: (batches: readonly WriterBatch[]) => WriterOutcome;
 
   constructor(
-    private readonly sqlite: Database.Database,
+    sqlite: Database.Database,
     private readonly dictionary: Dictionary,
     private readonly options: DetectionOptions,
   ) {
@@ -125,9 +141,7 @@ export class Writer {
       ),
       dataVersion: sqlite.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
-    this.write = sqlite.transaction((projectId: number, events: readonly CacheEvent[]) =>
-      this.writeInTransaction(projectId, events),
-    );
+    this.write = sqlite.transaction((batches: readonly WriterBatch[]) => this.writeInTransaction(batches));
   }
 
   /** Forgets every cached stream tail (after a failed transaction, or a write by another connection). */
@@ -136,7 +150,7 @@ export class Writer {
     this.dataVersion = -1;
   }
 
-  private writeInTransaction(projectId: number, events: readonly CacheEvent[]): WriteResult {
+  private writeInTransaction(batches: readonly WriterBatch[]): WriterOutcome {
     const version = this.statements.dataVersion.get()!.data_version;
     if (version !== this.dataVersion) {
       this.tails.clear();
@@ -144,7 +158,8 @@ export class Writer {
       this.dataVersion = version;
     }
 
-    const { staged, accepted, duplicates } = this.stage(projectId, events);
+    const staged = new Map<string, Staged>();
+    const counts = batches.map((batch) => this.stage(batch, staged));
 
     // Streams to evaluate: where staged turns land, and where moved turns left.
     const landing = new Map<number, Staged[]>();
@@ -164,33 +179,34 @@ export class Writer {
     const stagedIds = new Set<number>();
     for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
     const deltas = new Deltas();
-    const result: WriteResult = { accepted, duplicates, breaks: [], revisedBreaks: [], observed: [] };
+    const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], observed: [] };
     const written = new Set<Staged>();
     for (const streamId of new Set([...landing.keys(), ...leftFrom.keys()])) {
       const arriving = landing.get(streamId) ?? [];
       const slots = this.slotsOf(streamId, arriving, leftFrom.get(streamId), stagedIds);
-      this.apply(projectId, streamId, slots.previous, slots.list, deltas, result, written);
+      this.apply(this.dictionary.streamById(streamId).projectId, streamId, slots.previous, slots.list, deltas, result, written);
       deltas.span(streamId, slots.list);
     }
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
-    for (const s of staged.values()) if (!written.has(s)) this.store(projectId, s, null);
+    for (const s of staged.values()) if (!written.has(s)) this.store(s, null);
 
     deltas.apply(this.statements);
     for (const streamId of leftFrom.keys()) this.statements.streamSpan.run({ id: streamId });
     return result;
   }
 
-  /** Step 1: every event joined into its turn, in memory. */
-  private stage(projectId: number, events: readonly CacheEvent[]) {
-    const staged = new Map<string, Staged>();
+  /** Step 1: every event of a batch joined into its turn, in memory; returns the batch's counts. */
+  private stage(batch: WriterBatch, staged: Map<string, Staged>) {
+    const { projectId } = batch;
     let accepted = 0;
     let duplicates = 0;
-    for (const event of events) {
-      let s = staged.get(event.requestId);
+    for (const event of batch.events) {
+      const key = `${projectId}\u0000${event.requestId}`;
+      let s = staged.get(key);
       if (!s) {
         const row = this.statements.find.get(ridOf(event.requestId), projectId, event.requestId);
         const parts = row ? rowToParts(row, this.dictionary) : { requestId: event.requestId };
-        s = { requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
+        s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
       }
       const { parts, duplicate } = mergeEvent(s.parts, event);
       if (duplicate) {
@@ -205,13 +221,11 @@ export class Writer {
       s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
       s.usageChanged ||= parts.usage !== s.parts.usage;
       s.parts = parts;
-      staged.set(event.requestId, s);
+      s.streamId = this.streamOf(projectId, parts);
+      s.turn = s.streamId === null ? undefined : toTurn(parts);
+      staged.set(key, s);
     }
-    for (const s of staged.values()) {
-      s.streamId = this.streamOf(projectId, s.parts);
-      s.turn = s.streamId === null ? undefined : toTurn(s.parts);
-    }
-    return { staged, accepted, duplicates };
+    return { accepted, duplicates };
   }
 
   /**
@@ -254,7 +268,7 @@ export class Writer {
     previous: MeasuredTurn | undefined,
     list: Slot[],
     deltas: Deltas,
-    result: WriteResult,
+    result: WriterOutcome,
     written: Set<Staged>,
   ): void {
     const evaluations = new Map<string, Evaluation>();
@@ -274,11 +288,11 @@ export class Writer {
       const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
       deltas.add(before, -1);
       deltas.add(after, 1);
-      if (state !== null && (stored?.state ?? null) === null) result.observed.push(observedTurn(slot.turn, state));
+      if (state !== null && (stored?.state ?? null) === null) result.observed.push({ projectId, turn: observedTurn(slot.turn, state) });
 
       let id: number;
       if (slot.staged) {
-        id = this.store(projectId, slot.staged, state);
+        id = this.store(slot.staged, state);
         written.add(slot.staged);
       } else {
         id = stored!.id;
@@ -290,7 +304,7 @@ export class Writer {
             id, projectId, streamId, slot.turn.ts, after.modelId, after.providerId, after.agentId,
             record.reason, JSON.stringify(record),
           );
-          (storedBreak ? result.revisedBreaks : result.breaks).push(record);
+          (storedBreak ? result.revisedBreaks : result.breaks).push({ projectId, record });
         } else {
           this.statements.dropBreak.run(id);
         }
@@ -303,14 +317,14 @@ export class Writer {
   }
 
   /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
-  private store(projectId: number, s: Staged, state: number | null): number {
+  private store(s: Staged, state: number | null): number {
     const snapshot = s.parts.snapshot;
     const usagePart = s.parts.usage;
     const ts = s.turn?.ts ?? null;
     if (!s.row) {
       const usage = usagePart?.usage;
       const inserted = this.statements.insert.run(
-        projectId, ridOf(s.requestId), s.requestId, s.streamId, ts,
+        s.projectId, ridOf(s.requestId), s.requestId, s.streamId, ts,
         ...this.snapshotColumns(snapshot),
         usagePart?.ts ?? null,
         usagePart ? this.dictionary.label('provider', usagePart.provider) : null,
