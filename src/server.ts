@@ -28,7 +28,7 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(stderr);
-  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous });
+  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true });
   const counters = new Counters();
   const pipeline = new Pipeline(store, counters, log);
   const app = buildApp({

@@ -11,6 +11,8 @@ import { benchBatch, type WorkloadOptions } from './workload.js';
 const BATCH = 1_000;
 /** Sessions active at once (each with a subagent stream): a team's worth of agents. */
 const CONCURRENCY = 64;
+/** Requests in flight at once, as several collectors or agents would send. */
+const SENDERS = 4;
 const DAY = 86_400_000;
 
 /** The physical limit: the same rows through one prepared INSERT, 1,000 per transaction. */
@@ -44,7 +46,7 @@ async function post(url: string, events: Record<string, unknown>[]): Promise<voi
   if (response.status !== 200 || body.rejected.length > 0) throw new Error(`ingest failed: ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-/** Sends `turns` events in 1,000-event batches, two requests in flight. */
+/** Sends `turns` events in 1,000-event batches, SENDERS requests in flight (agents send at once). */
 async function ingestOverHttp(url: string, options: WorkloadOptions, first = 0): Promise<number> {
   let next = first;
   const end = first + options.turns;
@@ -56,7 +58,7 @@ async function ingestOverHttp(url: string, options: WorkloadOptions, first = 0):
       await post(url, benchBatch(from, BATCH, options));
     }
   };
-  await Promise.all([sender(), sender()]);
+  await Promise.all(Array.from({ length: SENDERS }, sender));
   return (options.turns * 1000) / (performance.now() - start);
 }
 

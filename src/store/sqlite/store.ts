@@ -28,6 +28,7 @@ import { Dictionary } from './dictionary.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
 import { rowToParts, turnColumns, type TurnRow } from './rows.js';
 import { Writer } from './writer.js';
+import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { toTurn } from '../../core/join.js';
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
@@ -40,11 +41,13 @@ export class SqliteStore implements Store {
   private readonly opened;
   private readonly dictionary: Dictionary;
   private readonly writer: Writer;
+  private readonly checkpointer: Checkpointer | undefined;
 
   constructor(path: string, options: DetectionOptions, open: OpenOptions = {}) {
     this.opened = openDatabase(path, open);
     this.dictionary = new Dictionary(this.opened.sqlite);
     this.writer = new Writer(this.opened.sqlite, this.dictionary, options);
+    if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */
@@ -331,6 +334,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
     if (this.opened.sqlite.open) this.opened.sqlite.close();
   }
 
