@@ -26,6 +26,8 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+const TOKEN_KINDS = ['uncached_input', 'cache_read', 'cache_write', 'output'] as const;
+
 /** One transaction takes at most this many events, so that a commit stays short. */
 const GROUP_EVENTS = 20_000;
 
@@ -133,13 +135,25 @@ export class Pipeline {
       c.inc('events', { receiver: pending.receiver, outcome: 'accepted' }, result.counts[i]!.accepted);
       c.inc('events', { receiver: pending.receiver, outcome: 'duplicate' }, result.counts[i]!.duplicates);
     });
+    // Summed per label set first: a write holds thousands of turns but few label sets.
+    const sums = new Map<string, { base: Record<string, string>; state: string; turns: number; tokens: number[] }>();
     for (const turn of result.observed) {
-      const base = { project: turn.project, model: turn.model, provider: turn.provider };
-      c.inc('tokens', { ...base, kind: 'uncached_input' }, turn.tokens.uncached);
-      c.inc('tokens', { ...base, kind: 'cache_read' }, turn.tokens.read);
-      c.inc('tokens', { ...base, kind: 'cache_write' }, turn.tokens.write);
-      c.inc('tokens', { ...base, kind: 'output' }, turn.tokens.output);
-      c.inc('turns', { ...base, state: turn.state });
+      const key = `${turn.project}\u0000${turn.model}\u0000${turn.provider}\u0000${turn.state}`;
+      let sum = sums.get(key);
+      if (!sum) {
+        sum = { base: { project: turn.project, model: turn.model, provider: turn.provider }, state: turn.state, turns: 0, tokens: [0, 0, 0, 0] };
+        sums.set(key, sum);
+      }
+      sum.turns++;
+      const t = sum.tokens;
+      t[0]! += turn.tokens.uncached;
+      t[1]! += turn.tokens.read;
+      t[2]! += turn.tokens.write;
+      t[3]! += turn.tokens.output;
+    }
+    for (const { base, state, turns, tokens } of sums.values()) {
+      TOKEN_KINDS.forEach((kind, i) => c.inc('tokens', { ...base, kind }, tokens[i]!));
+      c.inc('turns', { ...base, state }, turns);
     }
     for (const entry of result.breaks) {
       const { project, record } = entry;

@@ -30,19 +30,26 @@ export interface Sample {
   value: number;
 }
 
+/** A family always passes its labels in the same order, so their values make the key. */
+function keyOf(name: CounterName, labels: Record<string, string>): string {
+  let key: string = name;
+  for (const label in labels) key += '\u0000' + labels[label];
+  return key;
+}
+
 export class Counters {
   private readonly values = new Map<string, Sample>();
 
   inc(name: CounterName, labels: Record<string, string>, by = 1): void {
     if (by === 0) return;
-    const key = name + JSON.stringify(labels);
+    const key = keyOf(name, labels);
     const entry = this.values.get(key);
     if (entry) entry.value += by;
     else this.values.set(key, { name, labels, value: by });
   }
 
   get(name: CounterName, labels: Record<string, string>): number {
-    return this.values.get(name + JSON.stringify(labels))?.value ?? 0;
+    return this.values.get(keyOf(name, labels))?.value ?? 0;
   }
 
   samples(): Sample[] {

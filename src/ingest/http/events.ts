@@ -5,7 +5,8 @@ import type { z } from 'zod';
 import { hashSystem, hashToolDefinitions, SnapshotError } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
-import { EVENT_SCHEMAS, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
+import { plainlyValid } from './plain.js';
+import { EVENT_SCHEMAS, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
 
 export interface Rejection {
   index: number;
@@ -88,6 +89,14 @@ function usageOf(input: UsageInput | TurnInput): Usage {
   return result.usage;
 }
 
+/** The event as its schema reads it: straight through when plainly valid, else through zod. */
+function validated<T>(type: EventType, value: Record<string, unknown>): T {
+  if (plainlyValid(type, value)) return value as T;
+  const parsed = EVENT_SCHEMAS[type].safeParse(value);
+  if (!parsed.success) throw firstIssue(parsed.error);
+  return parsed.data as T;
+}
+
 function convert(value: unknown): CacheEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Invalid('event', 'expected a JSON object');
@@ -99,9 +108,7 @@ function convert(value: unknown): CacheEvent {
   }
   switch (type) {
     case 'snapshot': {
-      const parsed = EVENT_SCHEMAS.snapshot.safeParse(value);
-      if (!parsed.success) throw firstIssue(parsed.error);
-      const input = parsed.data;
+      const input = validated<SnapshotInput>('snapshot', value as Record<string, unknown>);
       return {
         type: 'snapshot',
         requestId: input.requestId,
@@ -114,9 +121,7 @@ function convert(value: unknown): CacheEvent {
       };
     }
     case 'usage': {
-      const parsed = EVENT_SCHEMAS.usage.safeParse(value);
-      if (!parsed.success) throw firstIssue(parsed.error);
-      const input = parsed.data;
+      const input = validated<UsageInput>('usage', value as Record<string, unknown>);
       const event: CacheEvent = { type: 'usage', requestId: input.requestId, provider: input.provider, usage: usageOf(input) };
       if (input.sessionId !== undefined) event.sessionId = input.sessionId;
       if (input.agentId !== undefined) event.agentId = input.agentId;
@@ -126,9 +131,7 @@ function convert(value: unknown): CacheEvent {
       return event;
     }
     default: {
-      const parsed = EVENT_SCHEMAS.turn.safeParse(value);
-      if (!parsed.success) throw firstIssue(parsed.error);
-      const input = parsed.data;
+      const input = validated<TurnInput>('turn', value as Record<string, unknown>);
       return {
         type: 'turn',
         requestId: input.requestId,

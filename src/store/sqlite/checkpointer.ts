@@ -32,6 +32,8 @@ export function startCheckpointer(path: string): Checkpointer {
   return {
     async stop() {
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      // Waiting for the exit must keep the process alive until it comes.
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },
