@@ -163,3 +163,35 @@ export const rollups = sqliteTable(
     uniqueIndex('rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.state, t.reason),
   ],
 );
+
+/**
+ * Token counts that harnesses export as metrics (claude_code.token.usage,
+ * gen_ai.client.token.usage…), per minute: counted, never turned into turns.
+ */
+export const reportedTokens = sqliteTable(
+  'reported_tokens',
+  {
+    projectId: integer('project_id').notNull(),
+    minute: integer().notNull(),
+    /** The metric's source, e.g. claude_code, gemini_cli, qwen-code, gen_ai. */
+    source: text().notNull(),
+    modelId: integer('model_id').notNull(),
+    /** input, output, cache_read, cache_write, thought, tool… */
+    kind: text().notNull(),
+    tokens: integer().notNull().default(0),
+  },
+  (t) => [uniqueIndex('reported_tokens_key').on(t.projectId, t.minute, t.source, t.modelId, t.kind)],
+);
+
+/** The last value of each cumulative series, so that every point adds only what is new. */
+export const tokenSeries = sqliteTable(
+  'token_series',
+  {
+    projectId: integer('project_id').notNull(),
+    series: text().notNull(),
+    startMs: integer('start_ms').notNull(),
+    lastMs: integer('last_ms').notNull(),
+    lastValue: integer('last_value').notNull(),
+  },
+  (t) => [uniqueIndex('token_series_key').on(t.projectId, t.series)],
+);

@@ -27,10 +27,26 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** One request's events, for one project. */
+/** One point of a token counter that a harness exports as a metric. */
+export interface TokenPoint {
+  /** Identity of the series (same metric, source and attributes = same series). */
+  series: string;
+  /** e.g. claude_code, gemini_cli, qwen-code, gen_ai */
+  source: string;
+  model: string;
+  /** input, output, cache_read, cache_write, thought, tool… */
+  kind: string;
+  temporality: 'delta' | 'cumulative';
+  startMs: number;
+  timeMs: number;
+  value: number;
+}
+
+/** One request's events (and token counters), for one project. */
 export interface IngestBatch {
   project: string;
   events: readonly CacheEvent[];
+  tokenPoints?: readonly TokenPoint[];
 }
 
 export interface BatchCounts {
@@ -118,6 +134,8 @@ export interface StatsQuery extends TimeRange {
 
 export interface StatsRow {
   ts: number;
+  /** Tokens the harnesses reported as metrics in this bucket, by kind (no turns behind them). */
+  reportedTokens?: Record<string, number>;
   /** The value of the groupBy dimension ('' when unknown or, for reason, not a break). */
   group?: string;
   turns: number;

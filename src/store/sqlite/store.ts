@@ -6,7 +6,7 @@ import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
 import { TURN_STATES, type BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
-import { breaks as breaksTable, rollups, streams, type Sums } from '../schema.js';
+import { breaks as breaksTable, reportedTokens, rollups, streams, type Sums } from '../schema.js';
 import {
   InvalidQueryError,
   type IngestBatch,
@@ -58,7 +58,9 @@ export class SqliteStore implements Store {
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
     let outcome;
     try {
-      outcome = this.writer.write(batches.map((b) => ({ projectId: this.dictionary.project(b.project), events: b.events })));
+      outcome = this.writer.write(
+        batches.map((b) => ({ projectId: this.dictionary.project(b.project), events: b.events, tokenPoints: b.tokenPoints })),
+      );
     } catch (error) {
       // Ids and stream tails cached inside the rolled-back transaction no longer hold.
       this.dictionary.forget();
@@ -311,7 +313,7 @@ export class SqliteStore implements Store {
       .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
       .orderBy(asc(bucket))
       .all();
-    return rows.map((row): StatsRow => {
+    const stats = rows.map((row): StatsRow => {
       const out: StatsRow = {
         ts: row.ts,
         turns: row.turns,
@@ -327,6 +329,50 @@ export class SqliteStore implements Store {
       }
       return out;
     });
+    this.mergeReportedTokens(projectId, query, minutes, stats);
+    return stats;
+  }
+
+  /**
+   * Adds the tokens harnesses reported as metrics to the buckets (creating a
+   * bucket where only they exist). They have a model but no provider, agent or
+   * reason, so they are left out when those are grouped or filtered on.
+   */
+  private mergeReportedTokens(projectId: number, query: StatsQuery, minutes: number, stats: StatsRow[]): void {
+    const { filters } = query;
+    if ((query.groupBy && query.groupBy !== 'model') || filters.provider || filters.agentId || filters.reason) return;
+    const t = reportedTokens;
+    const bucket = sql<number>`(${t.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
+    const models = labelIds(this.dictionary, 'model', filters.model);
+    const rows = this.opened.db
+      .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
+      .from(t)
+      .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
+      .groupBy(bucket, t.modelId, t.kind)
+      .all();
+    const byKey = new Map(stats.map((row) => [`${row.ts}\u0000${row.group ?? ''}`, row]));
+    for (const r of rows) {
+      const group = query.groupBy === 'model' ? (this.dictionary.labelValue(r.modelId) ?? '') : undefined;
+      const key = `${r.ts}\u0000${group ?? ''}`;
+      let row = byKey.get(key);
+      if (!row) {
+        row = {
+          ts: r.ts,
+          turns: 0,
+          breaks: 0,
+          cacheRate: null,
+          tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 },
+          missedCacheReadTokens: 0,
+          estimatedExtraCostUsd: 0,
+          ...(group !== undefined ? { group } : {}),
+        };
+        byKey.set(key, row);
+        stats.push(row);
+      }
+      row.reportedTokens ??= {};
+      row.reportedTokens[r.kind] = (row.reportedTokens[r.kind] ?? 0) + r.tokens;
+    }
+    stats.sort((a, b) => a.ts - b.ts);
   }
 
   async ping(): Promise<void> {

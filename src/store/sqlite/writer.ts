@@ -13,7 +13,8 @@ import type { DetectionOptions } from '../../core/options.js';
 import { compareTurns, evaluateOrdered } from '../../core/stream.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent, type Evaluation, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { ObservedTurn } from '../store.js';
+import type { ObservedTurn, TokenPoint } from '../store.js';
+import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
 import {
@@ -37,6 +38,7 @@ function ridOf(requestId: string): number {
 export interface WriterBatch {
   projectId: number;
   events: readonly CacheEvent[];
+  tokenPoints?: readonly TokenPoint[] | undefined;
 }
 
 /** What one write did: counts per batch, and what changed for logs and counters. */
@@ -80,6 +82,7 @@ const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id
 
 export class Writer {
   private readonly statements;
+  private readonly tokenPoints: TokenPointWriter;
   private readonly tails = new Lru<number, StreamTail>(50_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
@@ -141,6 +144,7 @@ export class Writer {
       ),
       dataVersion: sqlite.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
+    this.tokenPoints = new TokenPointWriter(sqlite, dictionary);
     this.write = sqlite.transaction((batches: readonly WriterBatch[]) => this.writeInTransaction(batches));
   }
 
@@ -160,6 +164,7 @@ export class Writer {
 
     const staged = new Map<string, Staged>();
     const counts = batches.map((batch) => this.stage(batch, staged));
+    for (const batch of batches) if (batch.tokenPoints) this.tokenPoints.write(batch.projectId, batch.tokenPoints);
 
     // Streams to evaluate: where staged turns land, and where moved turns left.
     const landing = new Map<number, Staged[]>();
