@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
+import { parseDuration } from './core/duration.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
 export class ConfigError extends Error {}
@@ -65,6 +66,13 @@ function oneOf<T extends string>(...values: T[]): Parser<T> {
 const time: Parser<number | undefined> = (raw, name) => {
   const ms = parseTime(raw);
   if (ms === undefined) throw new ConfigError(`${name}: expected ${TIME_FORMS}, got "${raw.slice(0, 40)}"`);
+  return ms;
+};
+
+/** A positive duration such as 30d or 12h. */
+const duration: Parser<number | undefined> = (raw, name) => {
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms <= 0) throw new ConfigError(`${name}: expected a duration such as 30d, 12h or 90m, got "${raw}"`);
   return ms;
 };
 
@@ -215,6 +223,22 @@ export const OPTIONS = {
     help: 'Seed of the demo workload: the same seed writes the same sessions',
     parse: integer(0, 2 ** 32 - 1),
   } satisfies Option<number>,
+  retain: {
+    env: 'CACHEBREAK_RETAIN',
+    default: undefined as number | undefined,
+    shownDefault: 'forever',
+    valueName: 'DURATION',
+    help: 'Delete raw turns older than this (e.g. 30d); dashboards keep their rollups',
+    parse: duration,
+  } satisfies Option<number | undefined>,
+  'retain-rollups': {
+    env: 'CACHEBREAK_RETAIN_ROLLUPS',
+    default: undefined as number | undefined,
+    shownDefault: 'forever',
+    valueName: 'DURATION',
+    help: 'Delete rollups (dashboard history) and emptied sessions older than this; at least --retain',
+    parse: duration,
+  } satisfies Option<number | undefined>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -16,7 +16,14 @@ export interface ServerOptions {
   detection: DetectionOptions;
   synchronous: 'normal' | 'full';
   project: string;
+  /** Age past which raw turns are deleted; undefined keeps them. */
+  retainMs?: number | undefined;
+  /** Age past which rollups are deleted; undefined keeps them. */
+  retainRollupsMs?: number | undefined;
 }
+
+/** How often retention runs. */
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 export interface RunningServer {
   url: string;
@@ -24,6 +31,32 @@ export interface RunningServer {
   log: Logger;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>;
+}
+
+/** Runs retention now and then every PRUNE_EVERY_MS, one run at a time. */
+function retention(store: SqliteStore, options: ServerOptions, log: Logger): { stop(): void } | undefined {
+  if (options.retainMs === undefined && options.retainRollupsMs === undefined) return undefined;
+  let running = false;
+  const run = async () => {
+    if (running) return;
+    running = true;
+    const now = Date.now();
+    try {
+      const result = await store.prune({
+        ...(options.retainMs !== undefined ? { turnsBefore: now - options.retainMs } : {}),
+        ...(options.retainRollupsMs !== undefined ? { rollupsBefore: now - options.retainRollupsMs } : {}),
+      });
+      if (result.turns + result.rollups > 0) log.info('retention', { deletedTurns: result.turns, deletedRollups: result.rollups });
+    } catch (error) {
+      log.error('retention_failed', { message: (error as Error).message });
+    } finally {
+      running = false;
+    }
+  };
+  void run();
+  const timer = setInterval(() => void run(), PRUNE_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
@@ -45,6 +78,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     started.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  const prune = retention(store, options, log);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {
@@ -53,6 +87,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     log,
     close() {
       closing ??= new Promise<void>((resolve) => {
+        prune?.stop();
         server.close(() => resolve());
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       }).then(() => store.close());

@@ -1,17 +1,8 @@
 // Reduces a snapshot to what detection compares, computing the aggregates once
 // so that unchanged prefixes compare in O(1).
+import { parseDuration } from './duration.js';
 import { hashString, hashValue } from './hash.js';
 import type { CacheControl, Prefix, SnapshotContent, ToolRef } from './types.js';
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "5m", "1h", "24h", "300s", "3600s" → ms; anything else → undefined. */
-export function parseTtl(ttl: string | undefined): number | undefined {
-  if (ttl === undefined) return undefined;
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(ttl.trim());
-  if (!match) return undefined;
-  return Math.round(Number(match[1]) * UNIT_MS[match[2]!]!);
-}
 
 /** One hash over the names, schema hashes and order of a tool list. */
 export function hashToolList(tools: readonly ToolRef[]): string {
@@ -51,7 +42,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   const cacheControlHash =
     snapshot.cacheControlHash ?? (snapshot.cacheControl ? hashCacheControl(snapshot.cacheControl) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
-  const ttlMs = parseTtl(snapshot.cacheControl?.ttl);
+  const ttlMs = parseDuration(snapshot.cacheControl?.ttl);
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;
   if (snapshot.messageHashes) prefix.messageHashes = snapshot.messageHashes;
   return prefix;

@@ -146,6 +146,18 @@ export interface StatsRow {
   estimatedExtraCostUsd: number;
 }
 
+export interface PruneOptions {
+  /** Delete turns (and their breaks) that started before this time. */
+  turnsBefore?: number;
+  /** Delete rollups, reported tokens and emptied sessions from before this time. */
+  rollupsBefore?: number;
+}
+
+export interface PruneResult {
+  turns: number;
+  rollups: number;
+}
+
 export interface Store {
   /** Stores several requests' events at once: all of them are durable when it resolves. */
   write(batches: readonly IngestBatch[]): Promise<WriteResult>;
@@ -162,6 +174,8 @@ export interface Store {
   /** null when the session is unknown. */
   sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
+  /** Retention: deletes old data in small steps that never hold writers back for long. */
+  prune(options: PruneOptions): Promise<PruneResult>;
   /** Cheap check that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { hashString, hashValue } from '../../src/core/hash.js';
-import { parseTtl, toPrefix } from '../../src/core/prefix.js';
+import { parseDuration } from '../../src/core/duration.js';
+import { toPrefix } from '../../src/core/prefix.js';
 
 describe('prefix', () => {
-  it('parses the TTL spellings providers use', () => {
-    expect(parseTtl('5m')).toBe(300_000);
-    expect(parseTtl('1h')).toBe(3_600_000);
-    expect(parseTtl('3600s')).toBe(3_600_000);
-    expect(parseTtl('24h')).toBe(86_400_000);
-    expect(parseTtl('1.5h')).toBe(5_400_000);
-    expect(parseTtl('1d')).toBe(86_400_000);
-    expect(parseTtl('in_memory')).toBeUndefined();
-    expect(parseTtl(undefined)).toBeUndefined();
+  it('parses the TTL and duration spellings providers and users write', () => {
+    expect(parseDuration('5m')).toBe(300_000);
+    expect(parseDuration('1h')).toBe(3_600_000);
+    expect(parseDuration('3600s')).toBe(3_600_000);
+    expect(parseDuration('24h')).toBe(86_400_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration('in_memory')).toBeUndefined();
+    expect(parseDuration(undefined)).toBeUndefined();
   });
 
   it('derives the system hash from block hashes, and the cache_control hash from the settings', () => {

@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import { CachebreakError } from '../../errors.js';
 import type { Filters, PageQuery, TimeRange } from '../../store/store.js';
+import { parseDuration } from '../../core/duration.js';
 import { parseTime, TIME_FORMS } from '../../time.js';
 
 function badParameter(name: string, problem: string, hint: string): CachebreakError {
@@ -58,14 +59,11 @@ export function pageOf(c: Context, defaultLimit = 100, maxLimit = 1000): PageQue
   return cursor ? { limit, cursor } : { limit };
 }
 
-const UNIT_MS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** "1m", "5m", "1h", "1d" or milliseconds; a whole number of minutes. */
+/** "1m", "15m", "1h", "1d" or milliseconds; a whole number of minutes. */
 export function parseInterval(raw: string | undefined, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
-  const match = /^(\d+)(m|h|d)$/.exec(raw) ?? (/^\d+$/.test(raw) ? [raw, raw, ''] : null);
-  const ms = match ? Number(match[1]) * (match[2] ? UNIT_MS[match[2]]! : 1) : NaN;
-  if (!(ms >= 60_000) || ms % 60_000 !== 0) {
+  const ms = /^\d+$/.test(raw) ? Number(raw) : parseDuration(raw);
+  if (ms === undefined || ms < 60_000 || ms % 60_000 !== 0) {
     throw badParameter(name, `expected a whole number of minutes such as 1m, 15m, 1h or 1d, got "${raw.slice(0, 20)}"`, 'data is kept per minute');
   }
   return ms;

@@ -14,6 +14,8 @@ import {
   type ChangedTool,
   type Page,
   type PageQuery,
+  type PruneOptions,
+  type PruneResult,
   type SessionOrder,
   type SessionSummary,
   type StatsQuery,
@@ -29,6 +31,7 @@ import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeCon
 import { rowToParts, turnColumns, type TurnRow } from './rows.js';
 import { Writer } from './writer.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
+import { Retention } from './retention.js';
 import { toTurn } from '../../core/join.js';
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
@@ -42,12 +45,14 @@ export class SqliteStore implements Store {
   private readonly dictionary: Dictionary;
   private readonly writer: Writer;
   private readonly checkpointer: Checkpointer | undefined;
+  private readonly retention: Retention;
 
   constructor(path: string, options: DetectionOptions, open: OpenOptions = {}) {
     this.opened = openDatabase(path, open);
     this.dictionary = new Dictionary(this.opened.sqlite);
     this.writer = new Writer(this.opened.sqlite, this.dictionary, options);
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
+    this.retention = new Retention(this.opened.sqlite);
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */
@@ -373,6 +378,16 @@ export class SqliteStore implements Store {
       row.reportedTokens[r.kind] = (row.reportedTokens[r.kind] ?? 0) + r.tokens;
     }
     stats.sort((a, b) => a.ts - b.ts);
+  }
+
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    const result = await this.retention.prune(options);
+    // Streams can be gone: their cached ids and tails must not be used again.
+    if (result.rollups > 0) {
+      this.dictionary.forget();
+      this.writer.forget();
+    }
+    return result;
   }
 
   async ping(): Promise<void> {
