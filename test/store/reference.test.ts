@@ -6,69 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
-import type { CacheEvent, Evaluation } from '../../src/core/types.js';
-import { hashString } from '../../src/core/hash.js';
-import { T0, tools, turn, usage } from '../core/scenario.js';
+import type { Evaluation } from '../../src/core/types.js';
 import { freshStore } from '../helpers.js';
-import type { SqliteStore } from '../../src/store/sqlite/store.js';
-
-const requestArb = fc.record({
-  session: fc.constantFrom('s1', 's2'),
-  agent: fc.constantFrom('main', 'main', 'sub'),
-  // Few distinct times, so ties (ordered by requestId) are common.
-  at: fc.integer({ min: 0, max: 3 }).map((m) => m * 60_000),
-  toolOrder: fc.shuffledSubarray(['read_file', 'shell', 'grep', 'mcp__a__x'], { minLength: 2 }),
-  system: fc.constantFrom('a', 'b'),
-  messages: fc.integer({ min: 0, max: 3 }),
-  read: fc.constantFrom(0, 0, 30_000, 50_000),
-  write: fc.constantFrom(0, 2_000, 50_000),
-  reported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
-  shape: fc.constantFrom('turn', 'split', 'split-no-session', 'split-no-agent', 'usage-only', 'snapshot-only'),
-});
-type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
-
-function eventsOf(requests: Request[]): CacheEvent[] {
-  return requests.flatMap((r, i): CacheEvent[] => {
-    const messageHashes = Array.from({ length: r.messages }, (_, m) => hashString(`${r.session}-${m}`));
-    const base = turn(`req_${i}`, {
-      sessionId: r.session,
-      agentId: r.agent,
-      at: r.at,
-      tools: tools(r.toolOrder),
-      systemHash: r.system,
-      messageHashes,
-      usage: { ...usage(r.read, r.write), cacheReported: r.reported },
-    });
-    const { type: _t, usage: u, endTs, diagnostics: _d, ...snapshot } = base;
-    const usageEvent: CacheEvent = { type: 'usage', requestId: base.requestId, ts: endTs!, provider: 'anthropic', usage: u };
-    switch (r.shape) {
-      case 'turn':
-        return [base];
-      case 'split':
-        return [{ ...snapshot, type: 'snapshot' }, { ...usageEvent, sessionId: r.session, agentId: r.agent }];
-      case 'split-no-session':
-        return [{ ...snapshot, type: 'snapshot' }, usageEvent];
-      case 'split-no-agent':
-        // Placed on the session's main stream until its snapshot moves it to its own.
-        return [{ ...snapshot, type: 'snapshot' }, { ...usageEvent, sessionId: r.session }];
-      case 'usage-only':
-        return [{ ...usageEvent, sessionId: r.session, agentId: r.agent, ts: T0 + r.at }];
-      default:
-        return [{ ...snapshot, type: 'snapshot' }];
-    }
-  });
-}
-
-async function storedEvaluations(store: SqliteStore): Promise<Evaluation[]> {
-  const out: Evaluation[] = [];
-  for (const session of ['s1', 's2']) {
-    for (const view of (await store.sessionTurns('default', session)) ?? []) {
-      if (view.state === null) continue;
-      out.push({ requestId: view.requestId, state: view.state, previousRequestId: view.break?.previousRequestId ?? null, break: view.break });
-    }
-  }
-  return out;
-}
+import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
   Object.fromEntries(list.map((e) => [e.requestId, { state: e.state, break: e.break }]));

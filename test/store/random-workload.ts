@@ -1,0 +1,71 @@
+// Random workloads for store tests: requests of a few sessions and agents,
+// delivered as every shape a harness may use (one turn event, a snapshot and
+// a usage, a usage that names no session or no agent, usage or snapshot only).
+import fc from 'fast-check';
+import { hashString } from '../../src/core/hash.js';
+import type { CacheEvent, Evaluation } from '../../src/core/types.js';
+import type { SqliteStore } from '../../src/store/sqlite/store.js';
+import { T0, tools, turn, usage } from '../core/scenario.js';
+
+export const requestArb = fc.record({
+  session: fc.constantFrom('s1', 's2'),
+  agent: fc.constantFrom('main', 'main', 'sub'),
+  // Few distinct times, so ties (ordered by requestId) are common.
+  at: fc.integer({ min: 0, max: 3 }).map((m) => m * 60_000),
+  toolOrder: fc.shuffledSubarray(['read_file', 'shell', 'grep', 'mcp__a__x'], { minLength: 2 }),
+  system: fc.constantFrom('a', 'b'),
+  model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5'),
+  provider: fc.constantFrom('anthropic', 'anthropic', 'bedrock'),
+  messages: fc.integer({ min: 0, max: 3 }),
+  read: fc.constantFrom(0, 0, 30_000, 50_000),
+  write: fc.constantFrom(0, 2_000, 50_000),
+  reported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  shape: fc.constantFrom('turn', 'split', 'split-no-session', 'split-no-agent', 'usage-only', 'snapshot-only'),
+});
+export type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
+
+export function eventsOf(requests: Request[]): CacheEvent[] {
+  return requests.flatMap((r, i): CacheEvent[] => {
+    const messageHashes = Array.from({ length: r.messages }, (_, m) => hashString(`${r.session}-${m}`));
+    const base = turn(`req_${i}`, {
+      sessionId: r.session,
+      agentId: r.agent,
+      at: r.at,
+      tools: tools(r.toolOrder),
+      systemHash: r.system,
+      model: r.model,
+      provider: r.provider,
+      messageHashes,
+      usage: { ...usage(r.read, r.write), cacheReported: r.reported },
+    });
+    const { type: _t, usage: u, endTs, diagnostics: _d, ...snapshot } = base;
+    const usageEvent: CacheEvent = { type: 'usage', requestId: base.requestId, ts: endTs!, provider: r.provider, usage: u };
+    switch (r.shape) {
+      case 'turn':
+        return [base];
+      case 'split':
+        return [{ ...snapshot, type: 'snapshot' }, { ...usageEvent, sessionId: r.session, agentId: r.agent }];
+      case 'split-no-session':
+        return [{ ...snapshot, type: 'snapshot' }, usageEvent];
+      case 'split-no-agent':
+        // Placed on the session's main stream until its snapshot moves it to its own.
+        return [{ ...snapshot, type: 'snapshot' }, { ...usageEvent, sessionId: r.session }];
+      case 'usage-only':
+        return [{ ...usageEvent, sessionId: r.session, agentId: r.agent, ts: T0 + r.at }];
+      default:
+        return [{ ...snapshot, type: 'snapshot' }];
+    }
+  });
+}
+
+export async function storedEvaluations(store: SqliteStore): Promise<Evaluation[]> {
+  const out: Evaluation[] = [];
+  for (const session of ['s1', 's2']) {
+    for (const view of (await store.sessionTurns('default', session)) ?? []) {
+      if (view.state === null) continue;
+      out.push({ requestId: view.requestId, state: view.state, previousRequestId: view.break?.previousRequestId ?? null, break: view.break });
+    }
+  }
+  return out;
+}
+

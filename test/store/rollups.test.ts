@@ -1,0 +1,81 @@
+// Dashboards and /v1/stats read per-minute rollups maintained at ingest; for
+// random workloads (late, repeated, moved events included) every answer must
+// equal the same aggregation computed from a scan of the raw turns.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { cacheRate } from '../../src/core/rate.js';
+import type { GroupBy, StatsRow, TurnView } from '../../src/store/store.js';
+import { freshStore } from '../helpers.js';
+import { eventsOf, requestArb } from './random-workload.js';
+
+const GROUPINGS: (GroupBy | undefined)[] = [undefined, 'model', 'provider', 'agentId', 'reason'];
+
+/** The stats a scan of the turns gives, per minute and group. */
+function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
+  const rows = new Map<string, StatsRow & { measured: { uncached: number } }>();
+  for (const t of turns) {
+    if (t.state === null || !t.usage) continue;
+    const ts = Math.floor(t.ts / 60_000) * 60_000;
+    const group = groupBy === undefined ? undefined : groupBy === 'reason' ? (t.break?.reason ?? '') : (t[groupBy] ?? '');
+    const key = `${ts}\u0000${group ?? ''}`;
+    let row = rows.get(key);
+    if (!row) {
+      row = {
+        ts, turns: 0, breaks: 0, cacheRate: null, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0,
+        tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 }, measured: { uncached: 0 },
+        ...(group !== undefined ? { group } : {}),
+      };
+      rows.set(key, row);
+    }
+    const u = t.usage;
+    row.turns++;
+    row.tokens.output += u.output;
+    if (u.cacheReported) {
+      row.tokens.uncached += u.uncached;
+      row.measured.uncached += u.uncached;
+      row.tokens.read += u.read;
+      row.tokens.write += u.write;
+      row.tokens.write1h += u.write1h;
+    } else {
+      row.tokens.uncached += u.uncached + u.read + u.write;
+    }
+    if (t.break) {
+      row.breaks++;
+      row.missedCacheReadTokens += t.break.missedCacheReadTokens;
+      row.estimatedExtraCostUsd += t.break.estimatedExtraCostUsd ?? 0;
+    }
+  }
+  return [...rows.values()].map(({ measured, ...row }) => ({
+    ...row,
+    cacheRate: cacheRate({ uncached: measured.uncached, read: row.tokens.read, write: row.tokens.write }),
+    estimatedExtraCostUsd: Math.round(row.estimatedExtraCostUsd * 1e6) / 1e6,
+  }));
+}
+
+const sortRows = (rows: StatsRow[]) => [...rows].sort((a, b) => a.ts - b.ts || (a.group ?? '').localeCompare(b.group ?? ''));
+
+describe('rollups', () => {
+  it('answer every grouping exactly as a scan of the raw turns does, for random workloads', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(requestArb, { minLength: 1, maxLength: 25 }), fc.infiniteStream(fc.nat()), fc.integer({ min: 1, max: 6 }), async (requests, randomness, batchSize) => {
+        const events = eventsOf(requests);
+        const sent = [...events, ...events.slice(0, 3)]
+          .map((event) => ({ event, key: randomness.next().value }))
+          .sort((a, b) => a.key - b.key)
+          .map((x) => x.event);
+        const store = freshStore();
+        for (let i = 0; i < sent.length; i += batchSize) await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }]);
+        const turns = [...((await store.sessionTurns('default', 's1')) ?? []), ...((await store.sessionTurns('default', 's2')) ?? [])];
+        for (const groupBy of GROUPINGS) {
+          const stats = await store.stats('default', { intervalMs: 60_000, filters: {}, ...(groupBy ? { groupBy } : {}) });
+          const expected = sortRows(scan(turns, groupBy));
+          const got = sortRows(stats).map((r) => ({ ...r, estimatedExtraCostUsd: Math.round(r.estimatedExtraCostUsd * 1e6) / 1e6 }));
+          expect(got.map(({ cacheRate: _c, ...r }) => r)).toEqual(expected.map(({ cacheRate: _c, ...r }) => r));
+          got.forEach((row, i) => (row.cacheRate === null ? expect(expected[i]!.cacheRate).toBeNull() : expect(row.cacheRate).toBeCloseTo(expected[i]!.cacheRate!, 12)));
+        }
+        await store.close();
+      }),
+      { numRuns: 80 },
+    );
+  });
+});
