@@ -10,8 +10,8 @@ import { T0, tools, turn, usage } from '../core/scenario.js';
 export const requestArb = fc.record({
   session: fc.constantFrom('s1', 's2'),
   agent: fc.constantFrom('main', 'main', 'sub'),
-  // Few distinct times, so ties (ordered by requestId) are common.
-  at: fc.integer({ min: 0, max: 3 }).map((m) => m * 60_000),
+  // Few distinct times, so ties (ordered by requestId) are common; some end in the next minute.
+  at: fc.constantFrom(0, 58_000, 60_000, 118_000, 120_000, 180_000),
   toolOrder: fc.shuffledSubarray(['read_file', 'shell', 'grep', 'mcp__a__x'], { minLength: 2 }),
   system: fc.constantFrom('a', 'b'),
   model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5'),
