@@ -112,6 +112,10 @@ function describeBreak(previous: MeasuredTurn, current: MeasuredTurn, options: D
   const expected = expectedRead(previous.usage, current.usage);
   const missed = expected - current.usage.read;
   const found = attribute(previous.prefix, current.prefix);
+  // Without both snapshots the turns still know their models (from usage): compare what both carry.
+  if ((!previous.prefix || !current.prefix) && previous.model && current.model && previous.model !== current.model) {
+    found.reasons.unshift('model_changed');
+  }
   const gapMs = Math.max(0, current.ts - (previous.endTs ?? previous.ts));
   const { ttlMs, ttlSource } = ttlOf(previous, current);
   const expired = gapMs > ttlMs;

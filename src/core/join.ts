@@ -1,6 +1,8 @@
 // Joins snapshot and usage events into turns on requestId (SPEC §1, §4.8).
-// Each part is kept once: the first snapshot and the first usage of a request
-// win, and a later copy of either is a duplicate.
+// Each part is kept once. When two sources describe the same part differently
+// (a harness's log record and its span), the more informative one wins, by a
+// total order that does not depend on arrival: any order of the same events
+// gives the same turn. An identical repeat is a duplicate.
 import { toPrefix } from './prefix.js';
 import type { CacheEvent, EpochMs, Prefix, Turn, Usage } from './types.js';
 
@@ -60,16 +62,50 @@ function usagePart(event: CacheEvent & { type: 'usage' | 'turn' }): UsagePart {
   return part;
 }
 
+/** Orders two ranks: a tuple of counts (more is better), then a key string. */
+function compareRanks(a: [number[], string], b: [number[], string]): number {
+  for (let i = 0; i < a[0].length; i++) if (a[0][i] !== b[0][i]) return a[0][i]! - b[0][i]!;
+  return a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0;
+}
+
+const defined = (...values: unknown[]) => values.filter((v) => v !== undefined).length;
+
+/**
+ * What a snapshot part tells, counted, then its content. Message hashes enter
+ * by count only: the store keeps them in another form, and both must rank alike.
+ */
+function snapshotRank(part: SnapshotPart): [number[], string] {
+  const p = part.prefix;
+  const told = defined(p.systemHash, p.tools, p.cacheControlHash, p.messageHashes, part.provider, part.expectMiss);
+  const key = [part.ts, part.sessionId, part.agentId, part.model, part.provider, part.expectMiss, p.systemHash,
+    p.systemBlockHashes?.join(','), p.toolsHash, p.cacheControlHash, p.ttlMs, p.messageHashes?.length];
+  return [[told], JSON.stringify(key)];
+}
+
+/** A usage that reports cache fields, and more of them, tells more. Session and agent are placement, not content. */
+function usageRank(part: UsagePart): [number[], string] {
+  const u = part.usage;
+  const nonZero = [u.read, u.write, u.write1h, u.output].filter((n) => n > 0).length;
+  const key = [u.uncached, u.read, u.write, u.write1h, u.output, part.ts, part.model, part.provider, JSON.stringify(part.diagnostics)];
+  return [[u.cacheReported ? 1 : 0, nonZero, defined(part.diagnostics)], JSON.stringify(key)];
+}
+
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {
   const parts: TurnParts = existing ? { ...existing } : { requestId: event.requestId };
   let added = false;
-  if (event.type !== 'usage' && !parts.snapshot) {
-    parts.snapshot = snapshotPart(event);
-    added = true;
+  if (event.type !== 'usage') {
+    const candidate = snapshotPart(event);
+    if (!parts.snapshot || compareRanks(snapshotRank(candidate), snapshotRank(parts.snapshot)) > 0) {
+      parts.snapshot = candidate;
+      added = true;
+    }
   }
-  if (event.type !== 'snapshot' && !parts.usage) {
-    parts.usage = usagePart(event);
-    added = true;
+  if (event.type !== 'snapshot') {
+    const candidate = usagePart(event);
+    if (!parts.usage || compareRanks(usageRank(candidate), usageRank(parts.usage)) > 0) {
+      parts.usage = candidate;
+      added = true;
+    }
   }
   return { parts, duplicate: !added };
 }

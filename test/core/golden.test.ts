@@ -241,6 +241,14 @@ describe('golden scenarios', () => {
     });
   });
 
+  it('usage-only turns that name different models: model_changed', () => {
+    const result = evaluate([
+      { type: 'usage', requestId: 'u1', sessionId: 'sess_A', ts: T0, provider: 'anthropic', model: 'claude-sonnet-4-5', usage: WARM },
+      { type: 'usage', requestId: 'u2', sessionId: 'sess_A', ts: T0 + MINUTE, provider: 'anthropic', model: 'claude-opus-4-5', usage: usage(0, 49_000) },
+    ]);
+    expect(result.get('u2')!.break).toMatchObject({ reason: 'model_changed', reasons: ['model_changed'], model: 'claude-opus-4-5' });
+  });
+
   it('usage-only turns within the TTL: unknown with no cause', () => {
     const result = evaluate([
       { type: 'usage', requestId: 'u1', sessionId: 'sess_A', ts: T0, provider: 'anthropic', usage: WARM },

@@ -4,12 +4,23 @@ import { foldEvents } from '../../src/core/stream.js';
 import { T0, turn, usage } from './scenario.js';
 
 describe('joining events into turns', () => {
-  it('keeps the first snapshot and the first usage; a repeat is a duplicate', () => {
-    const first = mergeEvent(undefined, { ...turn('r1'), type: 'turn' });
+  it('treats an identical repeat as a duplicate', () => {
+    const first = mergeEvent(undefined, turn('r1'));
     expect(first.duplicate).toBe(false);
-    const again = mergeEvent(first.parts, turn('r1', { usage: usage(1, 1) }));
-    expect(again.duplicate).toBe(true);
-    expect(toTurn(again.parts)!.usage).toEqual(turn('r1').usage);
+    expect(mergeEvent(first.parts, turn('r1')).duplicate).toBe(true);
+  });
+
+  it('keeps the more informative of two conflicting parts, whatever came first', () => {
+    // A harness's log record (no cache write) and its span (with one) for the same request.
+    const poor = turn('r1', { usage: { ...usage(40_000, 0), cacheReported: true } });
+    const rich = turn('r1', { usage: usage(40_000, 900) });
+    for (const [a, b] of [[poor, rich], [rich, poor]] as const) {
+      const merged = mergeEvent(mergeEvent(undefined, a).parts, b);
+      expect(toTurn(merged.parts)!.usage!.write).toBe(900);
+    }
+    expect(mergeEvent(mergeEvent(undefined, rich).parts, poor).duplicate).toBe(true);
+    const unreported = turn('r1', { usage: { ...usage(0, 0), cacheReported: false } });
+    expect(toTurn(mergeEvent(mergeEvent(undefined, unreported).parts, poor).parts)!.usage!.cacheReported).toBe(true);
   });
 
   it('a usage with no session waits for its snapshot, then takes the snapshot stream and time', () => {

@@ -72,20 +72,26 @@ function eventsOf(requests: Request[]): CacheEvent[] {
 }
 
 describe('stream evaluation properties', () => {
-  it('any permutation with any duplicates gives the states and breaks of in-order delivery', () => {
+  it('any permutation with any duplicates, even conflicting ones, gives the states and breaks of in-order delivery', () => {
     fc.assert(
       fc.property(
         fc.array(requestArb, { minLength: 1, maxLength: 25 }),
         fc.infiniteStream(fc.nat()),
         fc.array(fc.nat(), { maxLength: 10 }),
-        (requests, randomness, duplicateIndices) => {
+        fc.array(fc.tuple(fc.nat(), usageArb), { maxLength: 4 }),
+        (requests, randomness, duplicateIndices, conflicts) => {
           const inOrder = eventsOf(requests);
-          const withDuplicates = [...inOrder, ...duplicateIndices.map((i) => inOrder[i % inOrder.length]!)];
+          // Other sources' versions of some usages: the same request, different figures.
+          const conflicting = conflicts.flatMap(([i, other]): CacheEvent[] => {
+            const event = inOrder[i % inOrder.length]!;
+            return event.type === 'snapshot' ? [] : [{ ...event, usage: other }];
+          });
+          const withDuplicates = [...inOrder, ...duplicateIndices.map((i) => inOrder[i % inOrder.length]!), ...conflicting];
           const shuffled = withDuplicates
             .map((event) => ({ event, key: randomness.next().value }))
             .sort((a, b) => a.key - b.key)
             .map((x) => x.event);
-          expect(evaluateEvents(shuffled, DEFAULT_DETECTION)).toEqual(evaluateEvents(inOrder, DEFAULT_DETECTION));
+          expect(evaluateEvents(shuffled, DEFAULT_DETECTION)).toEqual(evaluateEvents([...inOrder, ...conflicting], DEFAULT_DETECTION));
         },
       ),
       { numRuns: 300 },

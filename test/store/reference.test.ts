@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
-import type { Evaluation } from '../../src/core/types.js';
+import type { CacheEvent, Evaluation } from '../../src/core/types.js';
 import { freshStore } from '../helpers.js';
 import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
 
@@ -21,8 +21,15 @@ describe('store against the reference evaluation', () => {
         fc.infiniteStream(fc.nat()),
         fc.array(fc.nat(), { maxLength: 6 }),
         fc.integer({ min: 1, max: 7 }),
-        async (requests, randomness, duplicates, batchSize) => {
-          const events = eventsOf(requests);
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 60_000 })), { maxLength: 3 }),
+        async (requests, randomness, duplicates, batchSize, conflicts) => {
+          const base = eventsOf(requests);
+          // Another source's figures for some usages of the same requests.
+          const conflicting = conflicts.flatMap(([i, write]): CacheEvent[] => {
+            const event = base[i % base.length]!;
+            return event.type === 'snapshot' ? [] : [{ ...event, usage: { ...event.usage, write } }];
+          });
+          const events = [...base, ...conflicting];
           const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
             .map((event) => ({ event, key: randomness.next().value }))
             .sort((a, b) => a.key - b.key)

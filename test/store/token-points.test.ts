@@ -48,6 +48,8 @@ describe('token counters from metrics', () => {
       point({ series: 'gen_ai|output', kind: 'output', temporality: 'delta', startMs: timeMs - MINUTE, timeMs, value });
     await send([delta(T0 + MINUTE, 10), delta(T0 + 2 * MINUTE, 20)]);
     await send([delta(T0 + 2 * MINUTE, 20)]);
+    // A file replayed from its start re-sends every window: none counts again.
+    await send([delta(T0 + MINUTE, 10), delta(T0 + 2 * MINUTE, 20)]);
     expect(await reported(store)).toEqual({ input: 215, output: 30 });
     await store.close();
   });

@@ -41,7 +41,10 @@ export class TokenPointWriter {
 
   private growth(projectId: number, point: TokenPoint): number {
     const last = this.statements.series.get(projectId, point.series);
-    if (last && point.startMs === last.start_ms && point.timeMs <= last.last_ms) return 0;
+    // A delta window at or before the last one counted is a replay; a cumulative point is stale
+    // only within the same start (a new start is a restarted exporter, counting from zero).
+    const seen = point.temporality === 'delta' || point.startMs === last?.start_ms;
+    if (last && seen && point.timeMs <= last.last_ms) return 0;
     this.statements.putSeries.run(projectId, point.series, point.startMs, point.timeMs, point.value);
     if (point.temporality === 'delta') return point.value;
     if (!last || point.startMs !== last.start_ms || point.value < last.last_value) return point.value;
