@@ -1,0 +1,74 @@
+// `cachebreak keys create|list|revoke`: API keys per project. A new key is
+// printed once (alone on stdout, so it can be captured); only its hash is kept.
+import { ConfigError } from '../config.js';
+import { DEFAULT_DETECTION } from '../core/options.js';
+import { generateKey, hashKey, keyPrefix, parseScopes } from '../auth/keys.js';
+import { SqliteStore } from '../store/sqlite/store.js';
+import type { ApiKey } from '../store/store.js';
+import type { Command } from './command.js';
+
+const USAGE = 'keys create|list|revoke [ID|PREFIX] [options]';
+
+function describe(key: ApiKey): string {
+  const state = key.revokedMs === null ? 'active' : `revoked ${new Date(key.revokedMs).toISOString()}`;
+  return `${String(key.id).padEnd(4)} ${key.prefix}…  ${key.project}  ${key.scopes.join(',')}  ${state}  created ${new Date(key.createdMs).toISOString()}${key.name ? `  ${key.name}` : ''}`;
+}
+
+export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> = {
+  name: 'keys',
+  summary: 'Create, list and revoke API keys (scopes: ingest, read, admin) per project.',
+  usage: USAGE,
+  options: ['db', 'project', 'scope', 'name', 'json'],
+  details: [
+    'keys create --project P --scope ingest,read   prints a new key once; only its hash is stored',
+    'keys list [--json]                             every project\'s keys, by id and prefix (never the key)',
+    'keys revoke ID|PREFIX                          the key stops working within a second',
+    '',
+    'Once any key exists, every route but /healthz and /readyz needs one:',
+    '  Authorization: Bearer <key>  (or Basic auth with the key as the password)',
+  ].join('\n'),
+  async run({ values, positionals }, io) {
+    const [action, target] = positionals;
+    const store = new SqliteStore(values.db, DEFAULT_DETECTION);
+    try {
+      switch (action) {
+        case 'create': {
+          const scopes = parseScopes(values.scope);
+          if ('unknown' in scopes) throw new ConfigError(`--scope: unknown scope "${scopes.unknown}"; use ingest, read or admin`);
+          if (scopes.length === 0) throw new ConfigError('--scope: name at least one of ingest, read, admin');
+          const key = generateKey();
+          const created = await store.createKey({
+            project: values.project,
+            hash: hashKey(key),
+            prefix: keyPrefix(key),
+            scopes,
+            name: values.name === '' ? null : values.name,
+            createdMs: Date.now(),
+          });
+          io.stdout(`${key}\n`);
+          io.stderr(`Created key ${created.id} (${created.prefix}…) for project ${created.project} with scope ${scopes.join(',')}.\nStore it now: it is not shown again.\n`);
+          return 0;
+        }
+        case 'list': {
+          const keys = await store.listKeys();
+          io.stdout(values.json ? JSON.stringify(keys, null, 2) + '\n' : keys.length === 0 ? 'No API keys: the server is open on loopback only.\n' : keys.map(describe).join('\n') + '\n');
+          return 0;
+        }
+        case 'revoke': {
+          if (!target) throw new ConfigError('keys revoke: name the key by its id or prefix (see keys list)');
+          const revoked = await store.revokeKey(target, Date.now());
+          if (!revoked) {
+            io.stderr(`cachebreak keys: no key with id or prefix "${target}"\n`);
+            return 1;
+          }
+          io.stdout(`${describe(revoked)}\n`);
+          return 0;
+        }
+        default:
+          throw new ConfigError(`expected create, list or revoke, got ${action === undefined ? 'nothing' : `"${action}"`}; usage: cachebreak ${USAGE}`);
+      }
+    } finally {
+      await store.close();
+    }
+  },
+};
