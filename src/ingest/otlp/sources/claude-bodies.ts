@@ -1,0 +1,68 @@
+// Claude Code's raw API bodies (OTEL_LOG_RAW_API_BODIES=1) → the full
+// snapshot of each call: system and per-tool hashes, cache_control markers,
+// message hashes. `api_request_body` carries the request JSON and a
+// request_body_id but not the request id, which exists only once the response
+// headers arrive; `api_response_body` names both. The two come in either
+// order, possibly in different export requests: the body is hashed and
+// dropped on arrival, and only the hashes wait (bounded) for the other half.
+import { buildSnapshot } from '../../../core/snapshot/index.js';
+import type { LogRecord } from '../records.js';
+import { count, eventTime, requireSession, text } from './attributes.js';
+import type { MappingContext, PendingSnapshot } from './context.js';
+import { snapshotEvent } from './events.js';
+import { ignored, MappingError, none, type Outcome } from './source.js';
+
+function joinKey(record: LogRecord, bodyId: string): string {
+  return `${requireSession(record, record.attributes)}\u0000${bodyId}`;
+}
+
+function emit(requestId: string, pending: PendingSnapshot): Outcome {
+  const { snapshot, sessionId, agentId, provider, ts } = pending;
+  return { events: [snapshotEvent({ requestId, sessionId, agentId, provider, ts }, snapshot)] };
+}
+
+function parse(record: LogRecord): unknown {
+  const raw = record.attributes['body'];
+  if (typeof raw !== 'string') throw new MappingError('body: expected the request as a JSON string');
+  try {
+    return JSON.parse(raw);
+  } catch {
+    const declared = count(record.attributes, 'body_length');
+    const hint = declared !== undefined && declared !== raw.length ? ` (${raw.length} of ${declared} characters: cut by an attribute length limit?)` : '';
+    throw new MappingError(`body: not valid JSON${hint}`);
+  }
+}
+
+export function requestBody(record: LogRecord, context: MappingContext, agentId: string): Outcome {
+  const a = record.attributes;
+  const bodyId = text(a, 'request_body_id');
+  if (bodyId === undefined) throw new MappingError('request_body_id: required to match the body to its request');
+  const model = text(a, 'model');
+  const built = buildSnapshot(parse(record), 'anthropic', model === undefined ? {} : { model });
+  if (!built.ok) throw new MappingError(`body: ${built.error}`);
+  const pending: PendingSnapshot = {
+    snapshot: built.snapshot,
+    sessionId: requireSession(record, a),
+    agentId,
+    provider: 'anthropic',
+    ts: eventTime(record),
+  };
+  const key = joinKey(record, bodyId);
+  const requestId = context.claudeRequestIds.take(key);
+  if (requestId !== undefined) return emit(requestId, pending);
+  context.claudeBodies.set(key, pending);
+  return none;
+}
+
+export function responseBody(record: LogRecord, context: MappingContext): Outcome {
+  const a = record.attributes;
+  const bodyId = text(a, 'request_body_id');
+  const requestId = text(a, 'request_id');
+  // Without both ids the request body cannot be given a request.
+  if (bodyId === undefined || requestId === undefined) return ignored('no_request_id');
+  const key = joinKey(record, bodyId);
+  const pending = context.claudeBodies.take(key);
+  if (pending !== undefined) return emit(requestId, pending);
+  context.claudeRequestIds.set(key, requestId);
+  return none;
+}

@@ -1,0 +1,56 @@
+// Raw prefix content some telemetry carries (system instructions, tool
+// definitions) → the snapshot's hashes, with the core's hashing. The content
+// is read, hashed and dropped here; errors name the attribute, never the text.
+import { hashSystem, hashToolDefinitions, SnapshotError } from '../../../core/snapshot/index.js';
+import type { SnapshotContent } from '../../../core/types.js';
+import { MappingError } from './source.js';
+
+export type Prefix = Omit<SnapshotContent, 'model'>;
+
+function hashed<T>(attribute: string, hash: () => T): T {
+  try {
+    return hash();
+  } catch (error) {
+    if (error instanceof SnapshotError) {
+      // The core names the field after its own input (toolDefinitions[3].name): name the attribute instead.
+      const where = error.field.replace(/^(toolDefinitions|system)/, attribute);
+      throw new MappingError(`${where}: ${error.message.slice(error.field.length + 2)}`);
+    }
+    throw error;
+  }
+}
+
+/** A system prompt as text, blocks or a JSON string of blocks; text that is not JSON is the prompt itself. */
+export function systemHashes(attribute: string, raw: unknown): Prefix {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+  }
+  return hashed(attribute, () => hashSystem(value));
+}
+
+/** Tool definitions as an array of objects, of JSON strings, or a JSON string of the array. */
+export function toolHashes(attribute: string, raw: unknown, strip: readonly string[] = []): Prefix {
+  const parse = (value: unknown): unknown => {
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      throw new MappingError(`${attribute}: expected JSON, got a string that does not parse`);
+    }
+  };
+  const list = parse(raw);
+  if (!Array.isArray(list)) throw new MappingError(`${attribute}: expected an array of tool definitions`);
+  const tools = list.map((item) => {
+    const tool = parse(item);
+    if (strip.length === 0 || typeof tool !== 'object' || tool === null) return tool;
+    const kept: Record<string, unknown> = { ...(tool as Record<string, unknown>) };
+    for (const key of strip) delete kept[key];
+    return kept;
+  });
+  return { tools: hashed(attribute, () => hashToolDefinitions(tools)) };
+}

@@ -1,0 +1,34 @@
+// What every source mapping implements: it looks at one decoded record and
+// either claims it (events, token points, or a reason to ignore it) or says
+// it is not its record, so that the next source can look. A recognised record
+// that is malformed throws MappingError, whose message names the attribute.
+import type { CacheEvent } from '../../../core/types.js';
+import type { TokenPoint } from '../../../store/store.js';
+import type { LogRecord, MetricPoint, Span } from '../records.js';
+import type { MappingContext } from './context.js';
+
+/**
+ * A claimed record: its events (none while it waits for its other half, e.g.
+ * a request body for its request id), its token points, or why it carries
+ * nothing for cachebreak.
+ */
+export type Outcome = { events: CacheEvent[] } | { tokenPoints: TokenPoint[] } | { ignored: string };
+
+/** undefined: not this source's record. */
+export interface Source {
+  readonly name: string;
+  log?(record: LogRecord, context: MappingContext): Outcome | undefined;
+  span?(span: Span, context: MappingContext): Outcome | undefined;
+  point?(point: MetricPoint, context: MappingContext): Outcome | undefined;
+}
+
+/** A recognised record that cannot be used; the message says which attribute and why, never its content. */
+export class MappingError extends Error {
+  override readonly name = 'MappingError';
+}
+
+export const none: Outcome = { events: [] };
+
+export function ignored(reason: string): Outcome {
+  return { ignored: reason };
+}

@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import type { LogRecord } from '../../../src/ingest/otlp/records.js';
+import { claudeAgent } from '../../../src/ingest/otlp/sources/claude-code.js';
+import { createMappingContext } from '../../../src/ingest/otlp/sources/index.js';
+import { fixture, mapped, only, store, totalInput, turns, usageOf } from './helpers.js';
+
+const v88 = fixture('claude-code/2.1.88.json');
+const v332 = fixture('claude-code/2.1.332.json');
+const S88 = '3d9e1f20-7a4b-4c5d-9e8f-a1b2c3d4e5f6';
+const S332 = 'e8a1c3f5-2b4d-4f6a-8c0e-1a3c5e7a9b1d';
+
+const named = (name: string) => (r: LogRecord) => r.body === `claude_code.${name}`;
+
+describe('Claude Code 2.1.88', () => {
+  it('reads string counts, and input_tokens as EXCLUSIVE of the cache', () => {
+    const result = mapped(v88);
+    expect(result.rejected).toEqual([]);
+    expect(result.ignored).toEqual({ unused_event: 2 });
+    const [cold, hit] = result.events;
+    expect(cold).toMatchObject({ type: 'usage', agentId: 'main', provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' });
+    const usage = usageOf(result.events, hit!.requestId);
+    expect(usage).toEqual({ uncached: 6, read: 18250, write: 512, write1h: 0, output: 402, cacheReported: true });
+    expect(totalInput(usage)).toBe(6 + 18250 + 512);
+  });
+
+  it('derives a request id that is the same when the record is sent again', async () => {
+    const ids = mapped(v88).events.map((e) => e.requestId);
+    expect(ids.every((id) => /^claude_code:[0-9a-f]{16}$/.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(3);
+    expect(mapped(v88).events.map((e) => e.requestId)).toEqual(ids);
+    const { store: s, counts } = await store(mapped(v88), mapped(v88));
+    expect(counts).toEqual({ accepted: 3, duplicates: 3 });
+    expect((await turns(s, S88)).map((v) => v.state)).toEqual(['cold', 'hit', 'miss']);
+    const [record] = (await s.breaks('default', {}, {}, { limit: 5 })).items;
+    // Without the bodies nothing can be claimed, but the gap is measured.
+    expect(record).toMatchObject({ reason: 'unknown', cause: 'ttl_expired', missedCacheReadTokens: 18250 + 512 });
+  });
+});
+
+describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
+  it('maps api_request with request_id and query_source, and each body pair to one snapshot', () => {
+    const result = mapped(v332);
+    expect(result.rejected).toEqual([]);
+    expect(result.ignored).toEqual({ unused_event: 2 });
+    const usage = result.events.filter((e) => e.type === 'usage');
+    const snapshots = result.events.filter((e) => e.type === 'snapshot');
+    expect(usage.map((e) => [e.requestId, e.agentId])).toEqual([
+      ['req_011CUaA1xZ', 'main'],
+      ['req_011CUaB2yQ', 'general-purpose#a7f3e2c'],
+      ['req_011CUaC3zR', 'main'],
+      ['req_011CUaD4wS', 'main'],
+    ]);
+    expect(snapshots.map((e) => [e.requestId, e.agentId])).toEqual(usage.map((e) => [e.requestId, e.agentId]));
+    expect(usageOf(result.events, 'req_011CUaA1xZ')).toEqual({ uncached: 4, read: 0, write: 21400, write1h: 21000, output: 310, cacheReported: true });
+  });
+
+  it('builds the full snapshot from the body: 3 system blocks, tools in order, markers, message hashes', () => {
+    const [snapshot] = mapped(v332).events.filter((e) => e.type === 'snapshot');
+    expect(snapshot).toMatchObject({
+      model: 'claude-sonnet-4-5-20250929',
+      provider: 'anthropic',
+      ts: v332.logs.find(named('api_request_body'))!.timeMs,
+      cacheControl: { enabled: true, ttl: '5m', markers: ['system:1@1h', 'system:2@1h', 'messages:-1@5m'] },
+    });
+    if (snapshot?.type !== 'snapshot') throw new Error('expected a snapshot');
+    expect(snapshot.systemBlockHashes).toHaveLength(3);
+    expect(snapshot.tools?.map((t) => t.name)).toEqual([
+      'Task', 'Bash', 'Glob', 'Read', 'Edit', 'mcp__filesystem__read_tree', 'mcp__github__search_issues',
+    ]);
+    expect(snapshot.messageHashes).toHaveLength(1);
+  });
+
+  it('names the re-ordered MCP tools as the cause of the break, with the subagent in its own stream', async () => {
+    const { store: s, counts } = await store(mapped(v332));
+    expect(counts).toEqual({ accepted: 8, duplicates: 0 });
+    const views = await turns(s, S332);
+    expect(views.map((v) => [v.requestId, v.agentId, v.state])).toEqual([
+      ['req_011CUaA1xZ', 'main', 'cold'],
+      ['req_011CUaB2yQ', 'general-purpose#a7f3e2c', 'cold'],
+      ['req_011CUaC3zR', 'main', 'hit'],
+      ['req_011CUaD4wS', 'main', 'miss'],
+    ]);
+    const [record] = (await s.breaks('default', {}, {}, { limit: 5 })).items;
+    expect(record).toMatchObject({
+      requestId: 'req_011CUaD4wS',
+      previousRequestId: 'req_011CUaC3zR',
+      reason: 'tools_order_changed',
+      reasons: ['tools_order_changed'],
+      changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'],
+      toolChanges: { added: [], removed: [], schemaChanged: [], moved: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'] },
+    });
+  });
+
+  it('joins a body pair that arrives in two requests, in either order, and keeps only hashes while waiting', () => {
+    const bodies = v332.logs.filter((r) => named('api_request_body')(r) || named('api_response_body')(r));
+    for (const order of [bodies, [...bodies].reverse()]) {
+      const context = createMappingContext();
+      const events = order.flatMap((record) => mapped(only({ logs: [record] }), context).events);
+      expect(events.map((e) => e.requestId).sort()).toEqual(['req_011CUaA1xZ', 'req_011CUaB2yQ', 'req_011CUaC3zR', 'req_011CUaD4wS']);
+      expect(context.claudeBodies.size + context.claudeRequestIds.size).toBe(0);
+    }
+    const context = createMappingContext();
+    mapped(only({ logs: [v332.logs.find(named('api_request_body'))!] }), context);
+    const waiting = context.claudeBodies.peek(`${S332}\u0000rb-0001`);
+    expect(JSON.stringify(waiting)).not.toContain('billing-header');
+    expect(Object.keys(waiting!)).toEqual(['snapshot', 'sessionId', 'agentId', 'provider', 'ts']);
+  });
+
+  it('bounds what waits: by count and by age', () => {
+    let now = 0;
+    const context = createMappingContext({ capacity: 2, maxAgeMs: 60_000, now: () => now });
+    const body = v332.logs.find(named('api_request_body'))!;
+    for (const id of ['rb-a', 'rb-b', 'rb-c']) {
+      mapped(only({ logs: [{ ...body, attributes: { ...body.attributes, request_body_id: id } }] }), context);
+    }
+    expect(context.claudeBodies.size).toBe(2);
+    expect(context.claudeBodies.peek(`${S332}\u0000rb-a`)).toBeUndefined();
+    now = 61_000;
+    expect(context.claudeBodies.size).toBe(0);
+  });
+
+  it('rejects a body cut short by an attribute length limit, saying so', () => {
+    const body = v332.logs.find(named('api_request_body'))!;
+    const text = body.attributes['body'] as string;
+    const cut = { ...body, attributes: { ...body.attributes, body: text.slice(0, 2000) } };
+    expect(mapped(only({ logs: [cut] })).rejected).toEqual([
+      { record: 'logs[0] (claude-code)', error: `body: not valid JSON (2000 of ${text.length} characters: cut by an attribute length limit?)` },
+    ]);
+  });
+
+  it('maps query_source to streams as Claude Code keys its own detector', () => {
+    expect(claudeAgent({ query_source: 'sdk' })).toBe('main');
+    expect(claudeAgent({ query_source: 'repl_main_thread' })).toBe('main');
+    expect(claudeAgent({ query_source: 'repl_main_thread:outputStyle:explanatory' })).toBe('main');
+    expect(claudeAgent({ query_source: 'compact' })).toBe('main');
+    expect(claudeAgent({})).toBe('main');
+    expect(claudeAgent({ query_source: 'agent:builtin:general-purpose' })).toBe('agent:builtin:general-purpose');
+    expect(claudeAgent({ query_source: 'agent:custom', 'agent.name': 'reviewer', agent_id: 'a1' })).toBe('reviewer#a1');
+    expect(claudeAgent({ query_source: 'side_question' })).toBe('side_question');
+  });
+});

@@ -1,0 +1,62 @@
+// SPEC §7: prompt text, system prompts, tool descriptions, messages and the
+// command line in a resource are read (some are hashed) and never kept: not
+// in the events, not in the database file.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_DETECTION } from '../../../src/core/options.js';
+import { SqliteStore } from '../../../src/store/sqlite/store.js';
+import { tempDir } from '../../helpers.js';
+import { fixture, fixtureText, mapped } from './helpers.js';
+
+const FIXTURES = [
+  'qwen-code/0.24.4.json',
+  'gemini-cli/0.61.0.json',
+  'claude-code/2.1.88.json',
+  'claude-code/2.1.332.json',
+  'genai/semconv-1.41.json',
+  'openinference/openai-0.1.json',
+  'vercel-ai/ai-6.json',
+  'vercel-ai/ai-5.json',
+  'metrics/token-usage.json',
+];
+
+/** Every prose string in a fixture, JSON strings opened up: prompts, descriptions, messages, command lines. */
+function prose(value: unknown, out: Set<string> = new Set()): Set<string> {
+  if (typeof value === 'string') {
+    if (/\s/.test(value.trim()) && value.length >= 16) out.add(value);
+    if (/^[[{]/.test(value)) {
+      try {
+        prose(JSON.parse(value), out);
+      } catch {
+        // Not JSON: the string itself was kept above.
+      }
+    }
+  } else if (Array.isArray(value)) value.forEach((item) => prose(item, out));
+  else if (typeof value === 'object' && value !== null) Object.values(value).forEach((item) => prose(item, out));
+  return out;
+}
+
+describe('privacy', () => {
+  it.each(FIXTURES)('%s: no content reaches the events or the database file', async (path) => {
+    const raw = JSON.parse(fixtureText(path)) as { description: string };
+    const secrets = [...prose({ ...raw, description: undefined })];
+    expect(secrets.length).toBeGreaterThan(0);
+
+    const result = mapped(fixture(path));
+    expect(result.rejected).toEqual([]);
+    const events = JSON.stringify([result.events, result.tokenPoints]);
+
+    const dir = tempDir();
+    const store = new SqliteStore(join(dir, 'cachebreak.db'), DEFAULT_DETECTION);
+    await store.write([{ project: 'default', events: result.events, tokenPoints: result.tokenPoints }]);
+    await store.close();
+    const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1')).join('\n');
+    const utf8 = Buffer.from(bytes, 'latin1').toString('utf8');
+
+    for (const secret of secrets) {
+      expect(events, secret).not.toContain(secret);
+      expect(utf8.includes(secret), secret).toBe(false);
+    }
+  });
+});

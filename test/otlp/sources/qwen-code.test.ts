@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { qwenAgent } from '../../../src/ingest/otlp/sources/qwen-code.js';
+import { fixture, mapped, only, states, store, totalInput, turns, usageOf } from './helpers.js';
+
+const SESSION = '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d';
+const telemetry = fixture('qwen-code/0.24.4.json');
+
+describe('Qwen Code 0.24.4', () => {
+  it('maps each api_response to one call keyed by response_id, and counts the rest as ignored', () => {
+    const result = mapped(only({ logs: telemetry.logs }));
+    expect(result.rejected).toEqual([]);
+    expect(result.events.map((e) => [e.type, e.requestId, 'agentId' in e ? e.agentId : undefined])).toEqual([
+      ['turn', 'chatcmpl-8a1f0c2e9b', 'main'],
+      ['turn', 'chatcmpl-8a1f0c2ea0', 'main'],
+      ['turn', 'chatcmpl-mem-51c0', 'memory-extractor-3fa9c1'],
+      ['turn', 'chatcmpl-8a1f0c2eb7', 'main'],
+      ['turn', 'chatcmpl-mem-77e2', 'memory-extractor-b70d42'],
+      ['turn', 'chatcmpl-9b20d4e1c3', 'main'],
+    ]);
+    expect(result.ignored).toEqual({ unused_event: 7 });
+  });
+
+  it('reads input_token_count as INCLUSIVE of the cache: the read is not counted twice', () => {
+    const usage = usageOf(mapped(telemetry).events, 'chatcmpl-8a1f0c2ea0');
+    expect(usage).toEqual({ uncached: 14930 - 12288, read: 12288, write: 0, write1h: 0, output: 640, cacheReported: true });
+    expect(totalInput(usage)).toBe(14930);
+  });
+
+  it('starts the request at the response time minus duration_ms, on the provider Qwen Code resolves from auth_type', () => {
+    const event = mapped(telemetry).events.find((e) => e.requestId === 'chatcmpl-8a1f0c2e9b')!;
+    expect(event).toMatchObject({ ts: Date.parse('2026-11-30T10:00:00.010Z'), endTs: Date.parse('2026-11-30T10:00:04.210Z'), provider: 'openai', model: 'qwen3-coder-plus' });
+  });
+
+  it('the same call from its llm_request span joins the same turn, whichever comes first', async () => {
+    const fromSpans = mapped(only({ spans: telemetry.spans }));
+    expect(fromSpans.rejected).toEqual([]);
+    expect(fromSpans.events.map((e) => e.requestId)).toEqual(['chatcmpl-8a1f0c2e9b', 'chatcmpl-8a1f0c2ea0', 'chatcmpl-mem-51c0']);
+    // The failed call has no usage; interaction and tool spans carry none.
+    expect(fromSpans.ignored).toEqual({ no_usage: 3 });
+    // Its subagent is the same run as the log record's, though only the span names it.
+    expect(fromSpans.events[2]).toMatchObject({ agentId: 'memory-extractor-3fa9c1' });
+
+    const fromLogs = mapped(only({ logs: telemetry.logs }));
+    const outcomes = [];
+    for (const order of [[fromSpans, fromLogs], [fromLogs, fromSpans]]) {
+      const { store: s, counts } = await store(...order);
+      // Each call's second record is either a repeat or a more complete version of the first.
+      expect(counts.accepted + counts.duplicates).toBe(9);
+      const views = await turns(s, SESSION);
+      outcomes.push(views);
+      expect(views).toHaveLength(6);
+      const main = views.filter((v) => v.agentId === 'main');
+      expect(main.map((v) => v.usage && v.usage.uncached + v.usage.read + v.usage.write)).toEqual([12480, 14930, 16200, 17100]);
+    }
+    expect(outcomes[0]).toEqual(outcomes[1]);
+  });
+
+  it('keeps the memory-extraction subagent in its own stream: no false break, and the real one is named', async () => {
+    const { store: s } = await store(mapped(telemetry));
+    const views = await turns(s, SESSION);
+    expect(states(views)).toEqual({
+      'chatcmpl-8a1f0c2e9b': 'cold',
+      'chatcmpl-8a1f0c2ea0': 'hit',
+      'chatcmpl-mem-51c0': 'cold',
+      'chatcmpl-8a1f0c2eb7': 'hit',
+      'chatcmpl-mem-77e2': 'cold',
+      'chatcmpl-9b20d4e1c3': 'miss',
+    });
+    const breaks = await s.breaks('default', {}, {}, { limit: 10 });
+    expect(breaks.items).toEqual([
+      expect.objectContaining({ requestId: 'chatcmpl-9b20d4e1c3', previousRequestId: 'chatcmpl-8a1f0c2eb7', agentId: 'main', reason: 'model_changed' }),
+    ]);
+  });
+
+  it('the memory subagent in the main stream would be a false break: the separation is what prevents it', async () => {
+    const merged = mapped(telemetry).events.map((e) => (e.type === 'snapshot' || e.type === 'turn' ? { ...e, agentId: 'main' } : e));
+    const { store: s } = await store({ events: merged, tokenPoints: [], ignored: {}, rejected: [] });
+    const breaks = await s.breaks('default', {}, {}, { limit: 10 });
+    expect(breaks.items.map((b) => b.requestId)).toContain('chatcmpl-mem-51c0');
+  });
+
+  it('reads the stream from prompt_id, else subagent_name, else main', () => {
+    expect(qwenAgent(`${SESSION}########3`, undefined)).toBe('main');
+    expect(qwenAgent(`${SESSION}#memory-extractor-3fa9c1#2`, '')).toBe('memory-extractor-3fa9c1');
+    expect(qwenAgent('p-1', 'reviewer')).toBe('reviewer');
+    expect(qwenAgent(undefined, undefined)).toBe('main');
+  });
+
+  it('rejects a negative count with the attribute named', () => {
+    const record = structuredClone(telemetry.logs.find((r) => r.attributes['response_id'] === 'chatcmpl-8a1f0c2ea0')!);
+    (record.attributes as Record<string, unknown>)['cached_content_token_count'] = -5;
+    const result = mapped(only({ logs: [record] }));
+    expect(result.events).toEqual([]);
+    expect(result.rejected).toEqual([
+      { record: 'logs[0] (qwen-code)', error: 'cached_content_token_count: expected a non-negative integer, got -5' },
+    ]);
+  });
+});
