@@ -1,0 +1,28 @@
+// HTML building for the built-in page: every interpolated value escaped,
+// numbers formatted the way people read them.
+
+export function escape(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** Template literal that escapes every value unless it is already Html. */
+export class Html {
+  constructor(readonly text: string) {}
+  toString(): string {
+    return this.text;
+  }
+}
+
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0]!;
+  values.forEach((value, i) => {
+    const text = Array.isArray(value) ? value.map((v) => (v instanceof Html ? v.text : escape(v))).join('') : value instanceof Html ? value.text : escape(value);
+    out += text + strings[i + 1]!;
+  });
+  return new Html(out);
+}
+
+export const count = (n: number) => n.toLocaleString('en-US');
+export const percent = (rate: number | null) => (rate === null ? 'no data' : `${(rate * 100).toFixed(1)} %`);
+export const usd = (amount: number | null) => (amount === null ? '—' : `$${amount.toFixed(amount >= 1 ? 2 : 4)}`);
+export const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;

@@ -1,0 +1,71 @@
+// The page itself: headline numbers, breaks by reason, top changed tools and
+// the latest breaks, or what to do when there is nothing yet.
+import type { Cell } from '../grafana/frame.js';
+import { count, html, Html, percent, usd, utc } from './html.js';
+import { STYLE } from './style.js';
+
+type Row = Record<string, Cell>;
+
+export interface PageData {
+  project: string;
+  from: number;
+  to: number;
+  summary: Row;
+  reasons: Row[];
+  breaks: Row[];
+  tools: Row[];
+}
+
+const n = (cell: Cell | undefined) => Number(cell ?? 0);
+
+function numbers(s: Row): Html {
+  const cards: [string, string][] = [
+    [percent(s.cacheRate as number | null), 'cache rate (writes counted)'],
+    [count(n(s.turns)), 'turns'],
+    [count(n(s.breaks)), 'cache breaks'],
+    [count(n(s.missedCacheReadTokens)), 'missed cache-read tokens'],
+    [usd(n(s.estimatedExtraCostUsd)), 'estimated extra cost'],
+  ];
+  return html`<section class="numbers">${cards.map(([value, label]) => html`<div class="number"><span class="value">${value}</span><span class="label">${label}</span></div>`)}</section>`;
+}
+
+function reasonTable(reasons: Row[]): Html {
+  if (reasons.length === 0) return html`<p class="muted">No breaks.</p>`;
+  return html`<table><thead><tr><th>reason</th><th class="n">breaks</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${reasons.map(
+    (r) => html`<tr><td class="reason">${r.reason}</td><td class="n">${count(n(r.breaks))}</td><td class="n">${count(n(r.missedCacheReadTokens))}</td><td class="n">${usd(n(r.estimatedExtraCostUsd))}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+function toolTable(tools: Row[]): Html {
+  if (tools.length === 0) return html`<p class="muted">No tool changed.</p>`;
+  return html`<table><thead><tr><th>tool</th><th class="n">breaks</th></tr></thead><tbody>${tools.map(
+    (t) => html`<tr><td><code>${t.tool}</code></td><td class="n">${count(n(t.breaks))}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+function breakTable(breaks: Row[]): Html {
+  if (breaks.length === 0) return html`<p class="muted">No breaks in the last 24 hours.</p>`;
+  return html`<table><thead><tr><th>time</th><th>session</th><th>agent</th><th>model</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
+    (b) =>
+      html`<tr><td>${utc(n(b.ts))}</td><td><code>${b.sessionId}</code></td><td>${b.agentId}</td><td>${b.model}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td class="wrap"><code>${b.changedToolNames}</code></td><td class="n">${count(n(b.missedCacheReadTokens))}</td><td class="n">${usd((b.estimatedExtraCostUsd ?? null) as number | null)}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+export function render(data: PageData): Html {
+  const empty = n(data.summary.turns) === 0;
+  return html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta http-equiv="refresh" content="60">
+<title>cachebreak — prompt cache breaks</title><style>${new Html(STYLE)}</style></head>
+<body>
+<header><h1>cachebreak</h1><p>Prompt cache breaks in project <strong>${data.project}</strong>, ${utc(data.from)} to ${utc(data.to)}</p></header>
+${numbers(data.summary)}
+${
+  empty
+    ? html`<p>No turns in the last 24 hours. Send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>`
+    : html`<div class="columns"><section><h2>Why the cache broke</h2>${reasonTable(data.reasons)}</section><section><h2>Tools that changed most</h2>${toolTable(data.tools)}</section></div>
+<section><h2>Latest breaks</h2>${breakTable(data.breaks)}</section>`
+}
+<footer>Grafana dashboards: <code>dashboards/</code> (README, “Grafana in three steps”) · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a></footer>
+</body></html>
+`;
+}

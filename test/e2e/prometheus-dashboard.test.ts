@@ -1,0 +1,145 @@
+// The Prometheus dashboard against a real Prometheus (Debian's `prometheus`,
+// which .ci/run installs): it scrapes a real cachebreak server every second
+// while sessions are ingested, and every PromQL expression of the dashboard
+// (panels and annotations), with Grafana's macros and variables filled in,
+// must return numbers.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { seedSession, SEED_STEPS } from './events.js';
+import { postEvents, startServer } from './server.js';
+
+type Json = Record<string, any>;
+
+const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/cachebreak-prometheus.json', import.meta.url), 'utf8')) as Json;
+
+/** Every PromQL expression in the dashboard, with where it is. */
+function expressions(): { where: string; expr: string }[] {
+  const out: { where: string; expr: string }[] = [];
+  for (const panel of dashboard.panels) for (const t of panel.targets ?? []) out.push({ where: `panel "${panel.title}"`, expr: t.expr });
+  for (const a of dashboard.annotations.list) if (a.target?.expr) out.push({ where: `annotation "${a.name}"`, expr: a.target.expr });
+  return out;
+}
+
+/** As Grafana sends it: the interval macros as a duration, every variable at "All" (its allValue, .*). */
+function interpolate(expr: string): string {
+  const variables = new Map<string, string>(dashboard.templating.list.map((v: Json) => [v.name, v.allValue]));
+  return expr.replace(/\$(__rate_interval|__interval|__range)\b/g, '1m').replace(/\$(\w+)/g, (match, name: string) => {
+    const value = variables.get(name);
+    if (value === undefined) throw new Error(`${match} is not a variable of the dashboard`);
+    return value;
+  });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 250 ms until it returns a value, for at most `ms`. */
+async function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    await sleep(250);
+  }
+  throw new Error(`${what}: not within ${ms} ms`);
+}
+
+const children: ChildProcess[] = [];
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+async function startPrometheus(target: string): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-prometheus-'));
+  dirs.push(dir);
+  const config = join(dir, 'prometheus.yml');
+  writeFileSync(
+    config,
+    ['global:', '  scrape_interval: 1s', '  evaluation_interval: 1s', 'scrape_configs:', '  - job_name: cachebreak', '    static_configs:', `      - targets: ['${target}']`, ''].join('\n'),
+  );
+  const port = await freePort();
+  const child = spawn(
+    'prometheus',
+    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([error]) => error as NodeJS.ErrnoException)]);
+  if (spawned) {
+    throw new Error(
+      spawned.code === 'ENOENT'
+        ? 'prometheus is not installed: `apt-get install prometheus` (Debian/Ubuntu; .ci/run does this in CI)'
+        : `prometheus did not start: ${spawned.message}`,
+    );
+  }
+  const url = `http://127.0.0.1:${port}`;
+  await until(`prometheus ready (${stderr.slice(-500)})`, 20_000, async () => ((await fetch(`${url}/-/ready`)).ok ? true : undefined));
+  return url;
+}
+
+async function query(prometheus: string, expr: string): Promise<Json> {
+  const response = await fetch(`${prometheus}/api/v1/query?${new URLSearchParams({ query: expr })}`);
+  return (await response.json()) as Json;
+}
+
+describe('the Prometheus dashboard against a real Prometheus', () => {
+  it('every PromQL expression returns numbers while sessions are ingested', { timeout: 90_000 }, async () => {
+    const server = await startServer();
+    const prometheus = await startPrometheus(new URL(server.url).host);
+    await until('cachebreak scraped', 20_000, async () => {
+      const result = (await query(prometheus, 'up{job="cachebreak"} == 1')).data?.result;
+      return result?.length === 1 ? true : undefined;
+    });
+
+    // A session with a break each second for a while, so that counters grow
+    // between scrapes and rates over 1m have something to divide.
+    for (let round = 0; round < 8; round++) {
+      const sessionId = `sess_${round}`;
+      const steps = SEED_STEPS.map((step) => ({ ...step, requestId: `${sessionId}_${step.requestId}` }));
+      expect((await postEvents(server.url, seedSession(sessionId, steps))).status).toBe(200);
+      await sleep(1000);
+    }
+    await until('breaks scraped', 20_000, async () => {
+      const result = (await query(prometheus, 'increase(cachebreak_breaks_total[1m]) > 0')).data?.result;
+      return result?.length > 0 ? true : undefined;
+    });
+
+    const all = expressions();
+    expect(all.length).toBeGreaterThanOrEqual(10);
+    for (const { where, expr } of all) {
+      const promql = interpolate(expr);
+      const reply = await query(prometheus, promql);
+      expect(reply.status, `${where}: ${promql} → ${JSON.stringify(reply).slice(0, 300)}`).toBe('success');
+      expect(reply.data.resultType, where).toBe('vector');
+      expect(reply.data.result.length, `${where}: ${promql} returned no series`).toBeGreaterThan(0);
+      for (const sample of reply.data.result) {
+        expect(Number.isFinite(Number(sample.value[1])), `${where}: ${promql} → ${JSON.stringify(sample)}`).toBe(true);
+      }
+    }
+    // Left as is, the macro is not PromQL: the substitution above is what makes these pass.
+    expect((await query(prometheus, 'rate(cachebreak_tokens_total[$__rate_interval])')).status).toBe('error');
+  });
+});
