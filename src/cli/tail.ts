@@ -1,0 +1,163 @@
+// `cachebreak tail PATH|GLOB…`: follows telemetry outfiles, debug logs and
+// NDJSON event files as they grow, into a database (with --print, every break
+// on stdout) or a running server, until SIGINT or SIGTERM.
+import { accessSync, constants, statSync } from 'node:fs';
+import { basename } from 'node:path';
+import { ConfigError, detectionOf } from '../config.js';
+import { compilePattern } from '../ingest/tail/glob.js';
+import { pipelineSink, Tailer, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
+import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
+import { createLogger } from '../telemetry/logfmt.js';
+import type { Command, Io } from './command.js';
+import { count, plural } from './format.js';
+import { openLocal } from './local.js';
+import { progressBar, type Progress } from './progress.js';
+import { serverTailSink } from './tail-server.js';
+
+/** Rejected lines shown per file; the rest are counted in the summary. */
+const SHOWN = 20;
+/** A backlog this large gets a progress bar (on a terminal). */
+const PROGRESS_BYTES = 16 * 1024 ** 2;
+
+/** Unusable paths are errors at once; a path that does not exist yet is followed once it appears. */
+function checkPatterns(patterns: readonly string[], io: Io): void {
+  if (patterns.length === 0) throw new ConfigError('name at least one file or glob to follow, e.g. "~/.claude/debug/*.txt"; see --help');
+  for (const text of patterns) {
+    const pattern = compilePattern(text);
+    const path = pattern.glob ? pattern.base : pattern.absolute;
+    let directory: boolean;
+    try {
+      directory = statSync(path).isDirectory();
+    } catch {
+      io.stderr(`cachebreak tail: ${path} does not exist yet; it is followed from when it appears\n`);
+      continue;
+    }
+    if (!pattern.glob && directory) throw new ConfigError(`${text} is a directory; follow the files in it with a glob such as "${text}/*.txt"`);
+    try {
+      accessSync(path, directory ? constants.R_OK | constants.X_OK : constants.R_OK);
+    } catch {
+      throw new ConfigError(`cannot read ${path}: permission denied`);
+    }
+  }
+}
+
+/** Notices and rejected lines on stderr (stdout is for --print); a bar for large backlogs on a terminal. */
+function stderrReport(io: Io): TailReport & { finish(): void } {
+  const shown = new Map<string, number>();
+  let bar: { path: string; progress: Progress } | undefined;
+  const finishBar = () => {
+    bar?.progress.finish();
+    bar = undefined;
+  };
+  return {
+    notice: (message) => {
+      finishBar();
+      io.stderr(`cachebreak tail: ${message}\n`);
+    },
+    rejected: (path, line, error) => {
+      const n = (shown.get(path) ?? 0) + 1;
+      shown.set(path, n);
+      if (n > SHOWN) return;
+      finishBar();
+      io.stderr(n === SHOWN ? `${path}:${line}: ${error}\n${path}: further rejected lines are counted, not shown\n` : `${path}:${line}: ${error}\n`);
+    },
+    progress: (path, done, total) => {
+      if (!io.interactive || total < PROGRESS_BYTES) return;
+      if (bar?.path !== path) {
+        finishBar();
+        bar = { path, progress: progressBar(io, basename(path), Math.ceil(total / 1e6), 'MB') };
+      }
+      bar.progress.update(Math.floor(done / 1e6));
+      if (done >= total) finishBar();
+    },
+    finish: finishBar,
+  };
+}
+
+function summary(t: TailTotals, target: string): string {
+  return (
+    `Followed ${plural(t.files, 'file')} into ${target}: ${plural(t.units, 'line or object', 'lines or objects')} read ` +
+    `(${count(t.bytes)} bytes), ${count(t.accepted)} events stored, ${plural(t.duplicates, 'duplicate')}, ` +
+    `${plural(t.externalBreaks, 'harness-reported break')}, ${count(t.rejected)} rejected, ${count(t.ignored)} ignored.\n`
+  );
+}
+
+/** Resolves on SIGINT, SIGTERM or the Io's signal. */
+function stopRequested(io: Io): Promise<string> {
+  return new Promise((resolve) => {
+    const stop = (why: string) => {
+      process.off('SIGINT', onInt);
+      process.off('SIGTERM', onTerm);
+      resolve(why);
+    };
+    const onInt = () => stop('SIGINT');
+    const onTerm = () => stop('SIGTERM');
+    process.once('SIGINT', onInt);
+    process.once('SIGTERM', onTerm);
+    if (io.signal?.aborted) stop('abort');
+    io.signal?.addEventListener('abort', () => stop('abort'), { once: true });
+  });
+}
+
+type TailOptionName = 'db' | 'server' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'prices';
+
+export const tailCommand: Command<TailOptionName> = {
+  name: 'tail',
+  summary: 'Follow telemetry outfiles, debug logs and NDJSON event files as they grow, into the database or a server.',
+  usage: 'tail [options] PATH|GLOB… (quote globs to follow files that appear later)',
+  options: ['db', 'server', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'prices'],
+  details: [
+    'Formats, told apart per file from its first line (or forced with --format):',
+    '  ndjson        cachebreak events, one per line (as POST /v1/events takes them)',
+    '  otel-file     the telemetry outfile of Qwen Code (QWEN_TELEMETRY_OUTFILE) or Gemini CLI (GEMINI_TELEMETRY_OUTFILE)',
+    '  claude-debug  Claude Code debug logs (~/.claude/debug/<session>.txt): [PROMPT CACHE BREAK] lines, kept as',
+    '                harness-reported breaks (GET /v1/breaks/external)',
+    '  qwen-debug    Qwen Code debug logs: counted only (they carry no usage cachebreak can rely on)',
+    'Files are followed by identity: renamed (rotated) files are read to their end, truncated ones from 0, a',
+    '"latest" link that switches moves to its new file, and files that appear later under a glob are read',
+    'from their start. Files seen for the first time start at their end unless --from-start; files with a',
+    'checkpoint (kept in --db, in the transaction of what was read) resume exactly where they were.',
+    'With --server, events and harness-reported breaks go to that server and --db keeps only the',
+    'checkpoints; a restart may resend the last batch, which the server stores once. Token counters from',
+    'metric batches are stored only with --db. --print needs --db.',
+    'Runs until SIGINT or SIGTERM, then prints a summary on stderr. Exit code: 0; 1 when the database cannot',
+    'be opened; 2 for a usage error.',
+  ].join('\n'),
+  async run({ values, positionals }, io) {
+    if (values.print && values.server) {
+      throw new ConfigError('--print needs --db: breaks are detected where the events are stored; with --server, read them from GET /v1/breaks or the server log');
+    }
+    checkPatterns(positionals, io);
+    const project = values.project;
+    let local: ReturnType<typeof openLocal>;
+    try {
+      local = openLocal(values.db, project, 'tail', detectionOf(values));
+    } catch (error) {
+      io.stderr(`cachebreak tail: cannot open the database ${values.db}: ${(error as Error).message}\n`);
+      return 1;
+    }
+    const report = stderrReport(io);
+    const sink: TailSink = values.server ? serverTailSink(values.server, local, project, report.notice) : pipelineSink(local.pipeline, local.store, project);
+    if (values.print) {
+      const out = createLogger(io.stdout);
+      local.onBreak(({ record }) => out.warn('prompt_cache_break', { project, ...breakFields(record) }));
+      local.pipeline.subscribeExternal(({ record }) => out.warn('harness_prompt_cache_break', { project, ...externalBreakFields(record) }));
+    }
+    const tailer = new Tailer(
+      { patterns: positionals, format: values.format === 'auto' ? undefined : values.format, fromStart: values['from-start'], batch: values.batch },
+      sink,
+      report,
+    );
+    const stop = stopRequested(io);
+    try {
+      await tailer.start();
+      await stop;
+    } finally {
+      await tailer.stop();
+      report.finish();
+      await local.close();
+    }
+    io.stderr(summary(tailer.totals(), values.server || `${values.db} (project ${project})`));
+    return 0;
+  },
+};

@@ -1,0 +1,65 @@
+// A domain event back as the ingest contract's JSON (SPEC §2): what
+// `tail --server` posts for events it read from files, so that the server
+// stores exactly what a local database would. Raw content was hashed when
+// the event was made; only hashes and counts are sent.
+import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
+
+function content(c: SnapshotContent): Record<string, unknown> {
+  const out: Record<string, unknown> = { model: c.model };
+  if (c.systemHash !== undefined) out.systemHash = c.systemHash;
+  if (c.systemBlockHashes !== undefined) out.systemBlockHashes = c.systemBlockHashes;
+  if (c.tools !== undefined) out.tools = c.tools;
+  if (c.cacheControl !== undefined) out.cacheControl = c.cacheControl;
+  if (c.cacheControlHash !== undefined) out.cacheControlHash = c.cacheControlHash;
+  if (c.messageHashes !== undefined) out.messageHashes = c.messageHashes;
+  return out;
+}
+
+/** Normalised counts; a usage without cache fields sends none, so it stays "unreported". */
+function tokens(u: Usage): Record<string, number> {
+  if (!u.cacheReported) return { uncachedInputTokens: u.uncached, outputTokens: u.output };
+  return {
+    uncachedInputTokens: u.uncached,
+    cacheReadInputTokens: u.read,
+    cacheWriteInputTokens: u.write,
+    cacheWrite1hInputTokens: u.write1h,
+    outputTokens: u.output,
+  };
+}
+
+export function wireEvent(event: CacheEvent): Record<string, unknown> {
+  switch (event.type) {
+    case 'snapshot': {
+      const { type, requestId, sessionId, agentId, ts, provider, expectMiss } = event;
+      return {
+        type, requestId, sessionId, agentId, ts,
+        ...(provider !== undefined ? { provider } : {}),
+        ...(expectMiss !== undefined ? { expectMiss } : {}),
+        ...content(event),
+      };
+    }
+    case 'usage': {
+      const { type, requestId, sessionId, agentId, ts, provider, model, diagnostics } = event;
+      return {
+        type, requestId, provider,
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        ...(agentId !== undefined ? { agentId } : {}),
+        ...(ts !== undefined ? { ts } : {}),
+        ...(model !== undefined ? { model } : {}),
+        ...(diagnostics !== undefined ? { diagnostics } : {}),
+        ...tokens(event.usage),
+      };
+    }
+    case 'turn': {
+      const { type, requestId, sessionId, agentId, ts, provider, endTs, expectMiss, diagnostics } = event;
+      return {
+        type, requestId, sessionId, agentId, ts, provider,
+        ...(endTs !== undefined ? { endTs } : {}),
+        ...(expectMiss !== undefined ? { expectMiss } : {}),
+        ...(diagnostics !== undefined ? { diagnostics } : {}),
+        ...content(event),
+        ...tokens(event.usage),
+      };
+    }
+  }
+}

@@ -1,0 +1,42 @@
+// Telemetry outfiles of Qwen Code and Gemini CLI: each object is turned into
+// Telemetry and mapped by the same source mappings as OTLP (one mapping, two
+// transports). A file is one harness process: its joins wait in their own
+// mapping context.
+import { createMappingContext, mapTelemetry, type MappingContext } from '../../otlp/sources/index.js';
+import { unitText, type Decoder } from './decoder.js';
+import { DumpError, telemetryOfDump } from './otel-sdk.js';
+
+function waitingHalves(context: MappingContext): number {
+  return context.claudeBodies.size + context.claudeRequestIds.size + context.geminiCalls.size + context.geminiPrefixes.size;
+}
+
+export function otelFileDecoder(now: () => number = Date.now): Decoder {
+  const context = createMappingContext({ now });
+  return {
+    decode(bytes, start, end, line, out) {
+      out.units++;
+      let value: unknown;
+      try {
+        value = JSON.parse(unitText(bytes, start, end));
+      } catch (error) {
+        out.rejected.push({ line, error: `not valid JSON (${(error as Error).message})` });
+        return;
+      }
+      let dump: ReturnType<typeof telemetryOfDump>;
+      try {
+        dump = telemetryOfDump(value);
+      } catch (error) {
+        if (!(error instanceof DumpError)) throw error;
+        out.rejected.push({ line, error: error.message });
+        return;
+      }
+      const mapped = mapTelemetry(dump.telemetry, context);
+      out.events.push(...mapped.events);
+      out.tokenPoints.push(...mapped.tokenPoints);
+      for (const r of mapped.rejected) out.rejected.push({ line, error: `${r.record}: ${r.error}` });
+      const used = mapped.events.length + mapped.tokenPoints.length + mapped.rejected.length;
+      if (used === 0) out.ignored++;
+    },
+    waiting: () => waitingHalves(context) > 0,
+  };
+}

@@ -1,0 +1,17 @@
+// GET /v1/breaks/external: the breaks harnesses reported themselves (Claude
+// Code's debug log), their reason text verbatim, to set beside /v1/breaks.
+import type { Hono } from 'hono';
+import type { AppDeps, AppEnv } from '../../app.js';
+import type { ExternalBreak } from '../../store/store.js';
+import { filtersOf, pageOf, rangeOf } from './query.js';
+
+function wireExternalBreak(record: ExternalBreak) {
+  return { ...record, ts: new Date(record.ts).toISOString() };
+}
+
+export function registerExternalBreaks(app: Hono<AppEnv>, deps: AppDeps): void {
+  app.get('/v1/breaks/external', async (c) => {
+    const page = await deps.store.externalBreaks(c.var.project, rangeOf(c), filtersOf(c, ['sessionId', 'agentId']), pageOf(c));
+    return c.json({ breaks: page.items.map(wireExternalBreak), nextCursor: page.nextCursor });
+  });
+}
