@@ -1,12 +1,19 @@
 // Builds the HTTP application from its parts. Tests call it in-process with
 // app.request(); the server binds it to a port.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { CachebreakError } from './errors.js';
+import { registerExternalBreakIngest } from './ingest/http/external-breaks.js';
 import { registerEvents } from './ingest/http/route.js';
+import { otlpErrorResponse, registerOtlp } from './ingest/otlp/http.js';
+import type { OtlpReceiver } from './ingest/otlp/receive.js';
 import type { Pipeline } from './ingest/pipeline.js';
+import type { Authenticator } from './auth/authenticator.js';
+import { registerAuth } from './serve/auth.js';
+import { registerGrafana } from './serve/grafana/index.js';
 import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
 import { registerBreaks } from './serve/rest/breaks.js';
+import { registerExternalBreaks } from './serve/rest/external-breaks.js';
 import { ROUTE_DOCS } from './serve/rest/docs.js';
 import { registerSessions } from './serve/rest/sessions.js';
 import { registerStats } from './serve/rest/stats.js';
@@ -21,9 +28,13 @@ export interface AppDeps {
   log: Logger;
   /** Largest request body, before and after decompression. */
   bodyLimit: number;
-  /** The project that requests read and write. */
-  project: string;
+  /** Decides each request's project from its API key. */
+  auth: Authenticator;
   now: () => number;
+  /** The OTLP receiver shared with gRPC; a new one when absent. */
+  otlp?: OtlpReceiver;
+  /** Traces cachebreak's own HTTP handling (telemetry/tracing.ts); absent: not traced. */
+  selfTracing?: MiddlewareHandler;
 }
 
 export type AppEnv = { Variables: { project: string; requestId: string } };
@@ -35,6 +46,8 @@ function renderError(error: CachebreakError, requestId: string): Response {
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   // The rest of an oversized body was never read: the connection cannot carry another request.
   if (error.code === 'payload_too_large') headers.connection = 'close';
+  // Lets a browser (the built-in page) ask for the key as a Basic password.
+  if (error.code === 'unauthorized') headers['www-authenticate'] = 'Basic realm="cachebreak", charset="UTF-8"';
   const body = { error: { code: error.code, message: error.message, hint: error.hint, requestId } };
   return new Response(JSON.stringify(body), { status: error.status, headers });
 }
@@ -43,14 +56,19 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(async function requestContext(c, next) {
     c.set('requestId', c.req.header('x-request-id')?.slice(0, 128) ?? `${Date.now().toString(36)}-${(++sequence).toString(36)}`);
-    c.set('project', deps.project);
     await next();
   });
+  if (deps.selfTracing) app.use(deps.selfTracing);
+  registerAuth(app, deps);
 
   registerEvents(app, deps);
+  registerExternalBreakIngest(app, deps);
+  registerOtlp(app, deps);
   registerBreaks(app, deps);
+  registerExternalBreaks(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
+  registerGrafana(app, deps);
   registerMetrics(app, deps);
   registerHealth(app, deps);
   app.get('/v1', (c) => c.json({ routes: ROUTE_DOCS }));
@@ -60,6 +78,8 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
     return renderError(error, c.var.requestId);
   });
   app.onError((error, c) => {
+    const otlp = otlpErrorResponse(c, error, deps.log);
+    if (otlp) return otlp;
     const requestId = c.var.requestId ?? 'unknown';
     if (error instanceof CachebreakError) return renderError(error, requestId);
     if (error instanceof InvalidQueryError) {

@@ -2,9 +2,11 @@
 // variable, its default and how it is checked. `--help` and the README's
 // configuration table are generated from it; nothing reads process.env later.
 import { readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
 import { parseDuration } from './core/duration.js';
+import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
 export class ConfigError extends Error {}
@@ -69,6 +71,12 @@ const time: Parser<number | undefined> = (raw, name) => {
   return ms;
 };
 
+/** A switch: present (or true/1) is on. */
+const flag: Parser<boolean> = (raw, name) => {
+  if (!['', 'true', '1', 'false', '0'].includes(raw)) throw new ConfigError(`${name}: expected true or false, got "${raw}"`);
+  return raw === '' || raw === 'true' || raw === '1';
+};
+
 /** A positive duration such as 30d or 12h. */
 const duration: Parser<number | undefined> = (raw, name) => {
   const ms = parseDuration(raw);
@@ -77,6 +85,20 @@ const duration: Parser<number | undefined> = (raw, name) => {
 };
 
 /** A JSON file of model → price, merged over the defaults. */
+/** An http(s) URL, as OTLP endpoints are given. */
+function endpoint(raw: string, name: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new ConfigError(`${name}: expected a URL such as http://collector:4318, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${name}: expected an http:// or https:// URL, got "${raw}"`);
+  }
+  return url.toString();
+}
+
 const prices: Parser<PriceTable> = (raw, name) => {
   let parsed: unknown;
   try {
@@ -188,10 +210,7 @@ export const OPTIONS = {
     default: false,
     valueName: '',
     help: 'Print JSON for machines instead of text',
-    parse: (raw, name) => {
-      if (!['', 'true', '1', 'false', '0'].includes(raw)) throw new ConfigError(`${name}: expected true or false, got "${raw}"`);
-      return raw === '' || raw === 'true' || raw === '1';
-    },
+    parse: flag,
   } satisfies Option<boolean>,
   from: {
     env: 'CACHEBREAK_FROM',
@@ -239,13 +258,93 @@ export const OPTIONS = {
     help: 'Delete rollups (dashboard history) and emptied sessions older than this; at least --retain',
     parse: duration,
   } satisfies Option<number | undefined>,
+  'insecure-no-auth': {
+    env: 'CACHEBREAK_INSECURE_NO_AUTH',
+    default: false,
+    valueName: '',
+    help: 'Serve without API keys on an address other than loopback (anyone who can connect reads and writes)',
+    parse: flag,
+  } satisfies Option<boolean>,
+  'rate-limit': {
+    env: 'CACHEBREAK_RATE_LIMIT',
+    default: 100,
+    valueName: 'N',
+    help: 'Requests per second each API key may make (bursts of twice that); over it: 429 with Retry-After',
+    parse: integer(1, 1_000_000),
+  } satisfies Option<number>,
+  scope: {
+    env: 'CACHEBREAK_SCOPE',
+    default: 'read',
+    valueName: 'SCOPES',
+    help: 'Scopes of a new API key, comma-separated: ingest, read, admin',
+    parse: text,
+  } satisfies Option<string>,
+  name: {
+    env: 'CACHEBREAK_KEY_NAME',
+    default: '',
+    shownDefault: 'none',
+    valueName: 'TEXT',
+    help: 'A name for a new API key, to recognise it in keys list',
+    parse: text,
+  } satisfies Option<string>,
+  'grpc-port': {
+    env: 'CACHEBREAK_GRPC_PORT',
+    default: 4317 as number | 'off',
+    valueName: 'PORT',
+    help: 'OTLP/gRPC port; 0 picks a free one, "off" serves no gRPC',
+    parse: (raw, name) => (raw.trim().toLowerCase() === 'off' ? 'off' : integer(0, 65535)(raw, name)),
+  } satisfies Option<number | 'off'>,
+  'otlp-export-endpoint': {
+    env: 'CACHEBREAK_OTLP_EXPORT_ENDPOINT',
+    default: '',
+    shownDefault: 'OTEL_EXPORTER_OTLP_LOGS_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT, else none',
+    valueName: 'URL',
+    help: 'Export every break as an OTel log record (event prompt_cache_break) to this OTLP endpoint (/v1/logs is added for HTTP); protocol and headers from OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL and _HEADERS',
+    parse: endpoint,
+  } satisfies Option<string>,
+  format: {
+    env: 'CACHEBREAK_FORMAT',
+    default: 'auto' as 'auto' | TailFormat,
+    valueName: 'FORMAT',
+    help: 'Format of followed files: auto (told from each file\'s first line), ndjson, otel-file, claude-debug or qwen-debug',
+    parse: oneOf('auto', ...TAIL_FORMATS),
+  } satisfies Option<'auto' | TailFormat>,
+  'from-start': {
+    env: 'CACHEBREAK_FROM_START',
+    default: false,
+    valueName: '',
+    help: 'Read files that exist at start and were never followed from their beginning (default: only what is appended from now on)',
+    parse: flag,
+  } satisfies Option<boolean>,
+  print: {
+    env: 'CACHEBREAK_PRINT',
+    default: false,
+    valueName: '',
+    help: 'Write every detected break to stdout as one logfmt line (SPEC §6), and harness-reported breaks as event=harness_prompt_cache_break',
+    parse: flag,
+  } satisfies Option<boolean>,
+  tail: {
+    env: 'CACHEBREAK_TAIL',
+    default: [] as string[],
+    shownDefault: 'none',
+    valueName: 'PATH|GLOB',
+    help: `Also follow these files in the server, as cachebreak tail does (repeat the flag, or separate with "${delimiter}")`,
+    parse: (raw, name) => {
+      const patterns = raw.split(delimiter).map((p) => p.trim()).filter((p) => p !== '');
+      if (patterns.length === 0) throw new ConfigError(`${name}: expected a path or glob such as ~/.claude/debug/*.txt`);
+      return patterns;
+    },
+  } satisfies Option<string[]>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
 export type OptionValues<N extends OptionName> = { [K in N]: (typeof OPTIONS)[K]['default'] };
 
 /** Flags that take no value. */
-const SWITCHES = new Set<OptionName>(['json']);
+const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'print']);
+
+/** Flags that may be given more than once; their values are joined as a path list. */
+const REPEATABLE = new Set<OptionName>(['tail']);
 
 export interface Parsed<N extends OptionName> {
   values: OptionValues<N>;
@@ -285,7 +384,7 @@ export function parseOptions<N extends OptionName>(
     }
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`--${flag}: needs a value (${OPTIONS[flag as N].valueName})`);
-    raw.set(flag, value);
+    raw.set(flag, REPEATABLE.has(flag as OptionName) && raw.has(flag) ? `${raw.get(flag)}${delimiter}${value}` : value);
   }
   const values = {} as Record<string, unknown>;
   for (const name of names) {
@@ -301,6 +400,94 @@ export function parseOptions<N extends OptionName>(
 
 export function detectionOf(values: OptionValues<'min-miss-tokens' | 'miss-ratio' | 'prices'>): DetectionOptions {
   return { minMissTokens: values['min-miss-tokens'], missRatio: values['miss-ratio'], prices: values.prices };
+}
+
+export type OtlpProtocol = 'grpc' | 'http/protobuf' | 'http/json';
+
+/** Where one OTel signal is exported. */
+export interface OtlpTarget {
+  url: string;
+  protocol: OtlpProtocol;
+  headers: Record<string, string>;
+}
+
+/** cachebreak's own OpenTelemetry, from --otlp-export-endpoint and the standard OTEL_* variables. */
+export interface OtelSettings {
+  serviceName: string;
+  /** Where breaks go as log records; undefined: not exported. */
+  breaks: OtlpTarget | undefined;
+  /** Where spans of cachebreak's own HTTP handling go; undefined: not traced (the default). */
+  traces: OtlpTarget | undefined;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Signal = 'LOGS' | 'TRACES';
+
+function envValue(env: Env, name: string): string | undefined {
+  const value = env[name]?.trim();
+  return value ? value : undefined;
+}
+
+/** The signal's own variable when set, else the generic one. */
+function signalVariable(env: Env, signal: Signal, suffix: string): string {
+  const own = `OTEL_EXPORTER_OTLP_${signal}_${suffix}`;
+  return envValue(env, own) !== undefined ? own : `OTEL_EXPORTER_OTLP_${suffix}`;
+}
+
+/** W3C-baggage-style "key=value,key2=value2", values percent-encoded. */
+function headersOf(env: Env, signal: Signal): Record<string, string> {
+  const name = signalVariable(env, signal, 'HEADERS');
+  const headers: Record<string, string> = {};
+  for (const pair of (envValue(env, name) ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError(`${name}: expected key=value pairs separated by commas`);
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim()).toLowerCase()] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(`${name}: "${pair.slice(0, at).trim()}" has a value that is not valid percent-encoding`);
+    }
+  }
+  return headers;
+}
+
+/**
+ * The OTel rules for an endpoint: a signal endpoint (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT)
+ * is used as given; a base endpoint (OTEL_EXPORTER_OTLP_ENDPOINT, and
+ * --otlp-export-endpoint) gets /v1/logs or /v1/traces added over HTTP.
+ */
+function targetOf(env: Env, signal: Signal, base: string | undefined): OtlpTarget | undefined {
+  const protocolName = signalVariable(env, signal, 'PROTOCOL');
+  const protocol = oneOf<OtlpProtocol>('grpc', 'http/protobuf', 'http/json')(envValue(env, protocolName) ?? 'http/protobuf', protocolName);
+  const path = `/v1/${signal.toLowerCase()}`;
+  const withPath = (url: string) => (protocol === 'grpc' || url.endsWith(path) ? url : url.replace(/\/?$/, path));
+  const own = `OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`;
+  let url: string;
+  if (base !== undefined) url = withPath(base);
+  else if (envValue(env, own) !== undefined) url = endpoint(env[own]!, own);
+  else if (envValue(env, 'OTEL_EXPORTER_OTLP_ENDPOINT') !== undefined) url = withPath(endpoint(env.OTEL_EXPORTER_OTLP_ENDPOINT!, 'OTEL_EXPORTER_OTLP_ENDPOINT'));
+  else return undefined;
+  return { url, protocol, headers: headersOf(env, signal) };
+}
+
+function exporterChoice(env: Env, name: string, fallback: string): string {
+  const value = envValue(env, name) ?? fallback;
+  if (value !== 'otlp' && value !== 'none') throw new ConfigError(`${name}: cachebreak exports only with otlp (or none), got "${value}"`);
+  return value;
+}
+
+export function otelOf(exportEndpoint: string, env: Env): OtelSettings {
+  const serviceName = envValue(env, 'OTEL_SERVICE_NAME') ?? 'cachebreak';
+  const disabled = envValue(env, 'OTEL_SDK_DISABLED');
+  if (disabled !== undefined && flag(disabled.toLowerCase(), 'OTEL_SDK_DISABLED')) return { serviceName, breaks: undefined, traces: undefined };
+  // The flag always exports; the environment only when OTEL_LOGS_EXPORTER allows it.
+  const breaks =
+    exportEndpoint !== '' ? targetOf(env, 'LOGS', exportEndpoint) : exporterChoice(env, 'OTEL_LOGS_EXPORTER', 'otlp') === 'otlp' ? targetOf(env, 'LOGS', undefined) : undefined;
+  // Self-tracing is off unless asked for; asked for with no endpoint, it uses the OTel default.
+  const traced = exporterChoice(env, 'OTEL_TRACES_EXPORTER', 'none') === 'otlp';
+  const fallback = envValue(env, signalVariable(env, 'TRACES', 'PROTOCOL')) === 'grpc' ? 'http://localhost:4317' : 'http://localhost:4318/';
+  const traces = traced ? (targetOf(env, 'TRACES', undefined) ?? targetOf(env, 'TRACES', fallback)) : undefined;
+  return { serviceName, breaks, traces };
 }
 
 function shown(option: Option<unknown>): string {

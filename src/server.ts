@@ -2,11 +2,18 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
+import { Authenticator } from './auth/authenticator.js';
+import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
+import type { RunningGrpc } from './ingest/otlp/grpc.js';
+import { OtlpReceiver } from './ingest/otlp/receive.js';
 import { Pipeline } from './ingest/pipeline.js';
+import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
+import type { BreakExport } from './telemetry/export.js';
 import { createLogger, type Logger } from './telemetry/logfmt.js';
+import type { SelfTracing } from './telemetry/tracing.js';
 
 export interface ServerOptions {
   host: string;
@@ -20,6 +27,44 @@ export interface ServerOptions {
   retainMs?: number | undefined;
   /** Age past which rollups are deleted; undefined keeps them. */
   retainRollupsMs?: number | undefined;
+  /** Serve without keys on an address other than loopback. */
+  insecureNoAuth?: boolean;
+  /** Requests per second per API key. */
+  rateLimit?: number;
+  /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
+  grpcPort?: number | undefined;
+  /** Files to follow, as `cachebreak tail` does; undefined follows none. */
+  tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number } | undefined;
+  /** Break export and self-tracing; undefined: neither. */
+  otel?: OtelSettings | undefined;
+}
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** How long closing waits for queued breaks to reach the export endpoint. */
+const EXPORT_FLUSH_MS = 5_000;
+
+/** Resolves when `promise` settles or after `ms`, whichever is first; never rejects. */
+function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
+  return Promise.race([promise.then(() => undefined, () => undefined), timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Follows files inside the server (serve --tail): the same Tailer and sink as `cachebreak tail --db`. */
+async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pipeline, store: SqliteStore, project: string, log: Logger): Promise<Tailer> {
+  const tailer = new Tailer({ ...tail }, pipelineSink(pipeline, store, project), {
+    notice: (message) => log.info('tail', { message }),
+    rejected: (file, line, error) => {
+      pipeline.rejected('tail', 1);
+      log.warn('tail_rejected', { file, line, error });
+    },
+  });
+  await tailer.start();
+  log.info('tail_started', { patterns: tail.patterns, files: tailer.totals().files });
+  return tailer;
 }
 
 /** How often retention runs. */
@@ -28,6 +73,8 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 export interface RunningServer {
   url: string;
   port: number;
+  /** The bound OTLP/gRPC port, when gRPC is served. */
+  grpcPort: number | undefined;
   log: Logger;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>;
@@ -62,35 +109,78 @@ function retention(store: SqliteStore, options: ServerOptions, log: Logger): { s
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true });
+  if (!isLoopback(options.host) && !options.insecureNoAuth && !(await store.hasActiveKeys())) {
+    await store.close();
+    throw new ConfigError(
+      `refusing to serve ${options.host} with no API keys: anyone who can connect could read and write. ` +
+        'Create keys first (cachebreak keys create --project NAME --scope ingest,read), ' +
+        'or pass --insecure-no-auth (e.g. behind a proxy that authenticates)',
+    );
+  }
   const counters = new Counters();
   const pipeline = new Pipeline(store, counters, log);
+  const perSecond = options.rateLimit ?? 100;
+  const auth = new Authenticator(store, { openProject: options.project, rateLimit: { perSecond, burst: 2 * perSecond }, now: Date.now });
+  // The OpenTelemetry SDK takes most of a second to load: only when it is used.
+  const otel = options.otel;
+  let breakExport: BreakExport | undefined;
+  if (otel?.breaks) {
+    breakExport = (await import('./telemetry/export.js')).startBreakExport(otel.breaks, otel.serviceName);
+    pipeline.subscribe(breakExport.emit);
+  }
+  const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
+  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now });
   const app = buildApp({
     store,
     pipeline,
     counters,
     log,
     bodyLimit: options.bodyLimit,
-    project: options.project,
+    auth,
     now: Date.now,
+    otlp,
+    ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(started));
     started.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  let grpc: RunningGrpc | undefined;
+  try {
+    if (options.grpcPort !== undefined) {
+      const { startGrpc } = await import('./ingest/otlp/grpc.js');
+      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit });
+    }
+  } catch (error) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
+    await store.close();
+    throw new ConfigError(
+      `cannot serve OTLP/gRPC on ${options.host}:${options.grpcPort} (${(error as Error).message}); choose another --grpc-port, or --grpc-port off`,
+    );
+  }
   const prune = retention(store, options, log);
+  const tailer = options.tail && (await startTail(options.tail, pipeline, store, options.project, log));
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     port,
+    grpcPort: grpc?.port,
     log,
     close() {
-      closing ??= new Promise<void>((resolve) => {
-        prune?.stop();
-        server.close(() => resolve());
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
-      }).then(() => store.close());
+      closing ??= Promise.all([
+        new Promise<void>((resolve) => {
+          prune?.stop();
+          server.close(() => resolve());
+          if ('closeIdleConnections' in server) server.closeIdleConnections();
+        }),
+        grpc?.close(),
+        tailer?.stop(),
+      ])
+        .then(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS))
+        .then(() => store.close());
       return closing;
     },
   };

@@ -12,6 +12,8 @@ export interface Io {
   stdin?: AsyncIterable<Uint8Array>;
   /** The clock that "now" comes from (demo); Date.now when absent. */
   now?: () => number;
+  /** Stops a command that runs until stopped (tail), as SIGINT or SIGTERM do. */
+  signal?: AbortSignal;
 }
 
 export interface Command<N extends OptionName = OptionName> {

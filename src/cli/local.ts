@@ -1,15 +1,20 @@
-// A database opened by a command that writes it directly (import, demo):
+// A database opened by a command that writes it directly (import, demo, tail):
 // the same Pipeline as the server's receivers, without a server around it.
 import type { DetectionOptions } from '../core/options.js';
 import { Pipeline, type BreakSubscriber, type Receiver } from '../ingest/pipeline.js';
 import { SqliteStore } from '../store/sqlite/store.js';
-import type { BatchCounts } from '../store/store.js';
+import type { BatchCounts, Store } from '../store/store.js';
 import { Counters } from '../telemetry/counters.js';
 import { createLogger } from '../telemetry/logfmt.js';
 
 export interface LocalDatabase {
+  /** For receivers that need more than events (tail: checkpoints and harness-reported breaks). */
+  pipeline: Pipeline;
+  store: Store;
   ingest(events: Parameters<Pipeline['ingest']>[1]): Promise<BatchCounts>;
   onBreak(subscriber: BreakSubscriber): void;
+  /** Whether the database already holds this session. */
+  hasSession(sessionId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -19,8 +24,11 @@ export function openLocal(path: string, project: string, receiver: Receiver, det
   // would bury that summary.
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));
   return {
+    pipeline,
+    store,
     ingest: (events) => pipeline.ingest(project, events, receiver),
     onBreak: (subscriber) => pipeline.subscribe(subscriber),
+    hasSession: async (sessionId) => (await store.sessionTurns(project, sessionId)) !== null,
     close: () => store.close(),
   };
 }

@@ -1,13 +1,17 @@
-import { ConfigError, detectionOf } from '../config.js';
+import { ConfigError, detectionOf, otelOf } from '../config.js';
 import { startServer } from '../server.js';
 import type { Command } from './command.js';
 
-export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-miss-tokens' | 'miss-ratio' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups'> = {
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-miss-tokens' | 'miss-ratio' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'rate-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'batch'> = {
   name: 'serve',
   summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
   usage: 'serve [options]',
-  options: ['host', 'port', 'db', 'body-limit', 'min-miss-tokens', 'miss-ratio', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups'],
-  details: 'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
+  options: ['host', 'port', 'db', 'body-limit', 'min-miss-tokens', 'miss-ratio', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'rate-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'batch'],
+  details: [
+    'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
+    'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
+    '--format, --from-start and --batch apply to them.',
+  ].join('\n'),
   async run({ values }, io) {
     if (values.retain !== undefined && values['retain-rollups'] !== undefined && values['retain-rollups'] < values.retain) {
       throw new ConfigError('--retain-rollups: must be at least --retain (dashboards read rollups of the turns kept)');
@@ -23,6 +27,14 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-
         project: values.project,
         retainMs: values.retain,
         retainRollupsMs: values['retain-rollups'],
+        insecureNoAuth: values['insecure-no-auth'],
+        rateLimit: values['rate-limit'],
+        grpcPort: values['grpc-port'] === 'off' ? undefined : values['grpc-port'],
+        otel: otelOf(values['otlp-export-endpoint'], io.env),
+        tail:
+          values.tail.length === 0
+            ? undefined
+            : { patterns: values.tail, format: values.format === 'auto' ? undefined : values.format, fromStart: values['from-start'], batch: values.batch },
       },
       io.stderr,
     );
@@ -35,7 +47,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'min-
       process.once('SIGINT', () => stop('SIGINT'));
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
-    io.stdout(`cachebreak listening on ${server.url} (database ${values.db})\n`);
+    const grpc = server.grpcPort === undefined ? '' : `, OTLP/gRPC on ${new URL(server.url).hostname}:${server.grpcPort}`;
+    io.stdout(`cachebreak listening on ${server.url}${grpc} (database ${values.db})\n`);
     await stopped;
     return 0;
   },

@@ -5,14 +5,23 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, IngestBatch, ProjectBreak, Store, WriteResult } from '../store/store.js';
-import { breakFields } from '../telemetry/break-line.js';
+import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 
 export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
 
 export type BreakSubscriber = (entry: ProjectBreak) => void;
+
+/** A break a harness reported itself, stored for the first time. */
+export type ExternalBreakSubscriber = (entry: { project: string; record: ExternalBreak }) => void;
+
+/** What the file tailer stores beside events: harness-reported breaks, and its checkpoint in the same transaction. */
+export interface TailExtras {
+  externalBreaks?: readonly ExternalBreak[];
+  checkpoint?: TailCheckpoint;
+}
 
 export interface PipelineOptions {
   /** Events waiting to be written, past which new requests are refused (429). */
@@ -21,6 +30,8 @@ export interface PipelineOptions {
 
 interface Pending {
   batch: IngestBatch;
+  /** Events plus token points: what the queue limit and group size count. */
+  size: number;
   receiver: Receiver;
   resolve: (counts: BatchCounts) => void;
   reject: (error: unknown) => void;
@@ -36,6 +47,7 @@ const RETRYABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|NOMEM)/;
 
 export class Pipeline {
   private readonly subscribers: BreakSubscriber[] = [];
+  private readonly externalSubscribers: ExternalBreakSubscriber[] = [];
   private readonly queue: Pending[] = [];
   private queuedEvents = 0;
   private scheduled = false;
@@ -51,15 +63,31 @@ export class Pipeline {
     this.subscribers.push(subscriber);
   }
 
+  subscribeExternal(subscriber: ExternalBreakSubscriber): void {
+    this.externalSubscribers.push(subscriber);
+  }
+
   /** Counts events a receiver could not decode; they never reach the store. */
   rejected(receiver: Receiver, count: number): void {
     this.counters.inc('events', { receiver, outcome: 'rejected' }, count);
   }
 
-  /** Resolves when the events are durable; rejects with a 429/503 CachebreakError when they cannot be taken. */
-  ingest(project: string, events: readonly CacheEvent[], receiver: Receiver): Promise<BatchCounts> {
-    if (events.length === 0) return Promise.resolve({ accepted: 0, duplicates: 0 });
-    if (this.queuedEvents > 0 && this.queuedEvents + events.length > this.options.queueLimit) {
+  /**
+   * Resolves when the events (and token points, from OTLP metrics) are
+   * durable; rejects with a 429/503 CachebreakError when they cannot be taken.
+   */
+  ingest(
+    project: string,
+    events: readonly CacheEvent[],
+    receiver: Receiver,
+    tokenPoints: readonly TokenPoint[] = [],
+    extras: TailExtras = {},
+  ): Promise<BatchCounts> {
+    const external = extras.externalBreaks ?? [];
+    // A checkpoint alone still has to be written.
+    const size = events.length + tokenPoints.length + external.length + (extras.checkpoint ? 1 : 0);
+    if (size === 0) return Promise.resolve({ accepted: 0, duplicates: 0 });
+    if (this.queuedEvents > 0 && this.queuedEvents + size > this.options.queueLimit) {
       return Promise.reject(
         new CachebreakError(
           'rate_limited',
@@ -70,8 +98,11 @@ export class Pipeline {
       );
     }
     return new Promise((resolve, reject) => {
-      this.queue.push({ batch: { project, events }, receiver, resolve, reject });
-      this.queuedEvents += events.length;
+      const batch: IngestBatch = tokenPoints.length > 0 ? { project, events, tokenPoints } : { project, events };
+      if (external.length > 0) batch.externalBreaks = external;
+      if (extras.checkpoint) batch.checkpoint = extras.checkpoint;
+      this.queue.push({ batch, size, receiver, resolve, reject });
+      this.queuedEvents += size;
       this.schedule();
     });
   }
@@ -86,9 +117,9 @@ export class Pipeline {
   private async flush(): Promise<void> {
     const group: Pending[] = [];
     let events = 0;
-    while (this.queue.length > 0 && (group.length === 0 || events + this.queue[0]!.batch.events.length <= GROUP_EVENTS)) {
+    while (this.queue.length > 0 && (group.length === 0 || events + this.queue[0]!.size <= GROUP_EVENTS)) {
       const next = this.queue.shift()!;
-      events += next.batch.events.length;
+      events += next.size;
       group.push(next);
     }
     try {
@@ -163,6 +194,10 @@ export class Pipeline {
       c.inc('cost', labels, record.estimatedExtraCostUsd ?? 0);
       this.log.warn('prompt_cache_break', { project, ...breakFields(record) });
       for (const subscriber of this.subscribers) subscriber(entry);
+    }
+    for (const entry of result.externalBreaks ?? []) {
+      this.log.info('harness_prompt_cache_break', { project: entry.project, ...externalBreakFields(entry.record) });
+      for (const subscriber of this.externalSubscribers) subscriber(entry);
     }
     // A late event (a snapshot after its usage) can refine a break already reported.
     for (const { project, record } of result.revisedBreaks) {

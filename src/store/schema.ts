@@ -1,7 +1,8 @@
 // The only schema. Times are epoch milliseconds (integers). Every row belongs
 // to a project. Repeating values (labels, tool lists, prefixes) are stored once
 // and referenced by id, so a turn costs a few dozen bytes.
-import { blob, index, integer, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+import { blob, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const projects = sqliteTable('projects', {
   id: integer().primaryKey(),
@@ -134,9 +135,60 @@ export const breaks = sqliteTable(
     reason: text().notNull(),
     /** The SPEC §6 record as JSON. */
     record: text().notNull(),
+    /**
+     * Parts of the record that the break rollups (below) group and sum,
+     * computed by SQLite from the record, never written.
+     */
+    cause: text().generatedAlwaysAs(sql`json_extract(record, '$.cause')`, { mode: 'virtual' }),
+    missed: integer().generatedAlwaysAs(sql`json_extract(record, '$.missedCacheReadTokens')`, { mode: 'virtual' }),
+    extraCostUsd: real('extra_cost_usd').generatedAlwaysAs(sql`json_extract(record, '$.estimatedExtraCostUsd')`, { mode: 'virtual' }),
+    /** changedToolNames as a JSON array: short, so unnesting it is cheap. */
+    changedTools: text('changed_tools').generatedAlwaysAs(sql`json_extract(record, '$.changedToolNames')`, { mode: 'virtual' }),
   },
-  // Newest first within a project; the other filters narrow that scan.
-  (t) => [index('breaks_project_ts').on(t.projectId, t.ts)],
+  (t) => [
+    // Newest first within a project; the other filters narrow that scan.
+    index('breaks_project_ts').on(t.projectId, t.ts),
+    // One session's breaks (the drill-down), without reading every break of the range.
+    index('breaks_stream_ts').on(t.streamId, t.ts),
+  ],
+);
+
+/** The dimensions break rollups are kept per: a rollup's, but for the state (always miss). */
+const breakDimensions = {
+  projectId: integer('project_id').notNull(),
+  minute: integer().notNull(),
+  modelId: integer('model_id').notNull(),
+  providerId: integer('provider_id').notNull(),
+  agentId: integer('agent_id').notNull(),
+  reason: text().notNull(),
+};
+
+/**
+ * Per-minute breaks by reason and cause ('' for none), for the cause
+ * breakdown. Kept by triggers on breaks (migrations/0007), so every insert,
+ * revision and deletion of a break, retention's included, is counted.
+ */
+export const breakCauseRollups = sqliteTable(
+  'break_cause_rollups',
+  {
+    ...breakDimensions,
+    cause: text().notNull(),
+    breaks: integer().notNull().default(0),
+    missed: integer().notNull().default(0),
+    extraCostMicroUsd: integer('extra_cost_micro_usd').notNull().default(0),
+  },
+  (t) => [uniqueIndex('break_cause_rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.reason, t.cause)],
+);
+
+/** Per-minute breaks that named each tool in changedToolNames; kept like break_cause_rollups. */
+export const breakToolRollups = sqliteTable(
+  'break_tool_rollups',
+  {
+    ...breakDimensions,
+    tool: text().notNull(),
+    breaks: integer().notNull().default(0),
+  },
+  (t) => [uniqueIndex('break_tool_rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.reason, t.tool)],
 );
 
 /** The dimensions a rollup row is kept per. */
@@ -194,4 +246,86 @@ export const tokenSeries = sqliteTable(
     lastValue: integer('last_value').notNull(),
   },
   (t) => [uniqueIndex('token_series_key').on(t.projectId, t.series)],
+);
+
+/** API keys: only a hash of each key is kept; the key is shown once, when created. */
+export const apiKeys = sqliteTable(
+  'api_keys',
+  {
+  id: integer().primaryKey(),
+  projectId: integer('project_id').notNull(),
+  /** SHA-256 of the key, hex. */
+  hash: text().notNull().unique(),
+  /** The key's first characters, to recognise it in a listing. */
+  prefix: text().notNull(),
+  /** Comma-separated: ingest, read, admin. */
+  scopes: text().notNull(),
+  name: text(),
+  createdMs: integer('created_ms').notNull(),
+  revokedMs: integer('revoked_ms'),
+  },
+  // A key is found by its prefix, then its hash is compared in constant time.
+  (t) => [index('api_keys_prefix').on(t.prefix)],
+);
+
+/**
+ * Where `tail` is in each file it follows, written in the transaction of the
+ * events read up to it: a restart (even after a kill) resumes exactly there.
+ */
+export const tailCheckpoints = sqliteTable(
+  'tail_checkpoints',
+  {
+    projectId: integer('project_id').notNull(),
+    /** "<device>:<inode>": the file itself, whatever it is named now. */
+    fileId: text('file_id').notNull(),
+    /** Where it was last seen (its real path, symlinks resolved). */
+    path: text().notNull(),
+    /** Everything before this byte is stored. */
+    offset: integer().notNull(),
+    /** Where reading restarts (≤ offset): records waiting for their other half are read again, nothing before offset is stored again. */
+    resumeAt: integer('resume_at').notNull(),
+    /** The line number at resumeAt, to name file:line in reports. */
+    resumeLine: integer('resume_line').notNull(),
+    /** xxh64 of the first head_length bytes: tells a reused inode or a rewritten file from the one read. */
+    headLength: integer('head_length').notNull(),
+    headHash: text('head_hash').notNull(),
+    updatedMs: integer('updated_ms').notNull(),
+  },
+  (t) => [uniqueIndex('tail_checkpoints_key').on(t.projectId, t.fileId)],
+);
+
+/**
+ * Breaks a harness reported itself (Claude Code's `[PROMPT CACHE BREAK]`
+ * debug lines), kept beside cachebreak's own to compare the two attributions.
+ */
+export const externalBreaks = sqliteTable(
+  'external_breaks',
+  {
+    id: integer().primaryKey(),
+    projectId: integer('project_id').notNull(),
+    /** Identity of the report (harness, session, source, time, call): reading it again stores nothing. */
+    key: text().notNull(),
+    harness: text().notNull(),
+    sessionId: text('session_id').notNull(),
+    /** The stream, as cachebreak names it (main, or the subagent). */
+    agentId: text('agent_id').notNull(),
+    /** The harness's own name of the request's origin (repl_main_thread, sdk, agent:…). */
+    source: text().notNull(),
+    ts: integer().notNull(),
+    /** The harness's reason text, verbatim. */
+    reason: text().notNull(),
+    callNumber: integer('call_number'),
+    previousCacheReadTokens: integer('previous_cache_read_tokens'),
+    currentCacheReadTokens: integer('current_cache_read_tokens'),
+    cacheCreationTokens: integer('cache_creation_tokens'),
+    /** The harness's diff of the prompt state, when it wrote one. */
+    diffPath: text('diff_path'),
+    file: text(),
+    line: integer(),
+  },
+  (t) => [
+    uniqueIndex('external_breaks_key').on(t.projectId, t.key),
+    // Newest first within a project, as /v1/breaks/external lists them.
+    index('external_breaks_project_ts').on(t.projectId, t.ts),
+  ],
 );

@@ -1,6 +1,6 @@
 // The one interface through which everything reaches stored data. Every call
 // is async so that another backend (PostgreSQL) can implement it unchanged.
-import type { BreakRecord, CacheEvent, TurnState } from '../core/types.js';
+import type { BreakCause, BreakReason, BreakRecord, CacheEvent, TurnState } from '../core/types.js';
 
 /** [from, to) in epoch ms; either end may be open. */
 export interface TimeRange {
@@ -42,16 +42,58 @@ export interface TokenPoint {
   value: number;
 }
 
+/** Where `tail` is in one followed file (see tailCheckpoints in schema.ts). */
+export interface TailCheckpoint {
+  /** "<device>:<inode>". */
+  fileId: string;
+  path: string;
+  /** Everything before this byte is stored. */
+  offset: number;
+  /** Where reading restarts (≤ offset); what lies before offset is only read again, never stored again. */
+  resumeAt: number;
+  resumeLine: number;
+  headLength: number;
+  headHash: string;
+}
+
+/** A break a harness reported itself, its reason text verbatim. */
+export interface ExternalBreak {
+  harness: string;
+  sessionId: string;
+  agentId: string;
+  source: string;
+  ts: number;
+  reason: string;
+  callNumber: number | null;
+  previousCacheReadTokens: number | null;
+  currentCacheReadTokens: number | null;
+  cacheCreationTokens: number | null;
+  diffPath: string | null;
+  /** Where it was read, when read from a file. */
+  file: string | null;
+  line: number | null;
+}
+
+export interface ExternalBreakFilters {
+  sessionId?: string[];
+  agentId?: string[];
+}
+
 /** One request's events (and token counters), for one project. */
 export interface IngestBatch {
   project: string;
   events: readonly CacheEvent[];
   tokenPoints?: readonly TokenPoint[];
+  externalBreaks?: readonly ExternalBreak[];
+  /** Written in the same transaction as the rest of the batch: what it covers is stored exactly once. */
+  checkpoint?: TailCheckpoint;
 }
 
 export interface BatchCounts {
   accepted: number;
   duplicates: number;
+  /** Harness-reported breaks newly stored (the others were known); absent when the batch had none. */
+  externalBreaks?: number;
 }
 
 export interface ProjectBreak {
@@ -76,6 +118,8 @@ export interface WriteResult {
   revisedBreaks: ProjectBreak[];
   /** Turns evaluated for the first time. */
   observed: (ObservedTurn & { project: string })[];
+  /** Harness-reported breaks stored for the first time. */
+  externalBreaks?: { project: string; record: ExternalBreak }[];
 }
 
 export interface TokenTotals {
@@ -146,6 +190,21 @@ export interface StatsRow {
   estimatedExtraCostUsd: number;
 }
 
+export interface TotalsQuery extends TimeRange {
+  groupBy?: GroupBy;
+  filters: Filters;
+}
+
+export type TotalsRow = Omit<StatsRow, 'ts' | 'reportedTokens'>;
+
+export interface BreakCauseRow {
+  reason: BreakReason;
+  cause: BreakCause | null;
+  breaks: number;
+  missedCacheReadTokens: number;
+  estimatedExtraCostUsd: number;
+}
+
 export interface PruneOptions {
   /** Delete turns (and their breaks) that started before this time. */
   turnsBefore?: number;
@@ -156,6 +215,19 @@ export interface PruneOptions {
 export interface PruneResult {
   turns: number;
   rollups: number;
+}
+
+export const SCOPES = ['ingest', 'read', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface ApiKey {
+  id: number;
+  project: string;
+  prefix: string;
+  scopes: Scope[];
+  name: string | null;
+  createdMs: number;
+  revokedMs: number | null;
 }
 
 export interface Store {
@@ -169,11 +241,32 @@ export interface Store {
     page: PageQuery,
     order?: SessionOrder,
   ): Promise<Page<SessionSummary>>;
+  /** Ids of the sessions seen in the range, most recent first: sessions() without the sums, for long lists. */
+  recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]>;
   /** The tools most often named by breaks. */
   changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]>;
   /** null when the session is unknown. */
   sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
+  /** Sums over the whole range from the rollups, one row per group (or one row). */
+  totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
+  /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
+  breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
+  /** Stores a key by its hash (the key itself is never stored). */
+  createKey(key: { project: string; hash: string; prefix: string; scopes: Scope[]; name: string | null; createdMs: number }): Promise<ApiKey>;
+  /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */
+  keysByPrefix(prefix: string): Promise<(ApiKey & { hash: string })[]>;
+  listKeys(): Promise<ApiKey[]>;
+  /** Revokes by id or by prefix; returns the key, or undefined when none matched. */
+  revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined>;
+  /** Whether any key that is not revoked exists: with none, the server is open (on loopback only). */
+  hasActiveKeys(): Promise<boolean>;
+  /** Where `tail` was in each file it followed for this project. */
+  tailCheckpoints(project: string): Promise<TailCheckpoint[]>;
+  /** Drops the checkpoints of files that are gone. */
+  forgetTailCheckpoints(project: string, fileIds: readonly string[]): Promise<void>;
+  /** Harness-reported breaks, newest first. */
+  externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>>;
   /** Retention: deletes old data in small steps that never hold writers back for long. */
   prune(options: PruneOptions): Promise<PruneResult>;
   /** Cheap check that the database answers. */

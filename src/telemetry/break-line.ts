@@ -1,6 +1,7 @@
 // SPEC §6: every break as one logfmt line, on the server's log and on
 // `cachebreak tail --print`.
 import type { BreakRecord } from '../core/types.js';
+import type { ExternalBreak } from '../store/store.js';
 import type { LogValue } from './logfmt.js';
 
 export function breakFields(record: BreakRecord): Record<string, LogValue> {
@@ -20,5 +21,20 @@ export function breakFields(record: BreakRecord): Record<string, LogValue> {
     firstChangedMessageIndex: record.firstChangedMessageIndex ?? undefined,
     gapMs: record.gapMs,
     estimatedExtraCostUsd: record.estimatedExtraCostUsd ?? undefined,
+  };
+}
+
+/** A break a harness reported itself (e.g. Claude Code's debug log), its reason text verbatim. */
+export function externalBreakFields(record: ExternalBreak): Record<string, LogValue> {
+  return {
+    harness: record.harness,
+    reason: record.reason,
+    session: record.sessionId,
+    agent: record.agentId,
+    source: record.source,
+    call: record.callNumber ?? undefined,
+    previousCacheReadTokens: record.previousCacheReadTokens ?? undefined,
+    currentCacheReadTokens: record.currentCacheReadTokens ?? undefined,
+    cacheCreationTokens: record.cacheCreationTokens ?? undefined,
   };
 }

@@ -20,6 +20,10 @@ export const COUNTERS = {
     name: 'cachebreak_events_total',
     help: 'Events received, by receiver and outcome (accepted, duplicate, rejected)',
   },
+  otlpIgnored: {
+    name: 'cachebreak_otlp_records_ignored_total',
+    help: 'OTLP records accepted but not used, by signal (logs, traces, metrics) and reason',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;

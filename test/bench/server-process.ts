@@ -12,7 +12,7 @@ export interface ServerProcess {
 }
 
 export async function startServerProcess(db: string, extra: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--grpc-port', 'off', '--db', db, ...extra], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -20,7 +20,7 @@ export async function startServerProcess(db: string, extra: string[] = []): Prom
     const timer = setTimeout(() => reject(new Error('server did not start within 20 s')), 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
+      const match = /listening on (http:\/\/[^\s,]+)/.exec(out);
       if (match) {
         clearTimeout(timer);
         resolve(match[1]!);

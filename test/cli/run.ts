@@ -12,6 +12,8 @@ export interface RunOptions {
   interactive?: boolean;
   env?: Record<string, string>;
   now?: number;
+  /** Stops a command that runs until stopped (tail). */
+  signal?: AbortSignal;
 }
 
 export interface RunResult {
@@ -30,6 +32,7 @@ export async function cli(argv: string[], options: RunOptions = {}): Promise<Run
     interactive: options.interactive ?? false,
     stdin: Readable.from(options.stdin === undefined ? [] : [Buffer.from(options.stdin)]),
     now: () => options.now ?? NOW,
+    ...(options.signal ? { signal: options.signal } : {}),
   };
   result.code = await main(argv, io);
   return result;

@@ -13,7 +13,7 @@ export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+) \(database (.*)\)$/;
+const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+)(?:, OTLP\/gRPC on 127\.0\.0\.1:(\d+))? \(database (.*)\)$/;
 
 export interface Exit {
   code: number | null;
@@ -22,6 +22,8 @@ export interface Exit {
 
 export interface ServerProcess {
   url: string;
+  /** The OTLP/gRPC port, unless started with --grpc-port off. */
+  grpcPort: number | undefined;
   db: string;
   pid: number;
   /** Every stderr line so far (logfmt), without the newline. */
@@ -51,7 +53,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
 
 export async function spawnServer(db: string, extraArgs: readonly string[] = []): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extraArgs], {
+  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--grpc-port', '0', '--db', db, ...extraArgs], {
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,17 +68,17 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [])
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
-  const listening = new Promise<{ url: string; db: string }>((resolve, reject) => {
+  const listening = new Promise<{ url: string; grpcPort: number | undefined; db: string }>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       stdoutLines.push(line);
       const match = LISTENING.exec(line);
-      if (match) resolve({ url: match[1]!, db: match[2]! });
+      if (match) resolve({ url: match[1]!, grpcPort: match[2] === undefined ? undefined : Number(match[2]), db: match[3]! });
     });
     void exited.then((exit) =>
       reject(new Error(`server exited (${JSON.stringify(exit)}) before listening; stderr:\n${stderrLines.join('\n')}`)),
     );
   });
-  let started: { url: string; db: string };
+  let started: { url: string; grpcPort: number | undefined; db: string };
   try {
     started = await withTimeout(listening, START_TIMEOUT_MS, 'waiting for "cachebreak listening on"');
   } catch (error) {
@@ -97,6 +99,7 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [])
 
   return {
     url: started.url,
+    grpcPort: started.grpcPort,
     db: started.db,
     pid: child.pid!,
     stderrLines,

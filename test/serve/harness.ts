@@ -1,5 +1,6 @@
 // The app in-process on a fresh SQLite file, with a pinned clock.
 import { buildApp } from '../../src/app.js';
+import { Authenticator } from '../../src/auth/authenticator.js';
 import { Pipeline } from '../../src/ingest/pipeline.js';
 import { Counters } from '../../src/telemetry/counters.js';
 import { createLogger } from '../../src/telemetry/logfmt.js';
@@ -13,7 +14,8 @@ export function testApp(options: { bodyLimit?: number } = {}) {
   const logLines: string[] = [];
   const log = createLogger((line) => logLines.push(line), () => new Date(NOW));
   const pipeline = new Pipeline(store, counters, log);
-  const app = buildApp({ store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, project: 'default', now: () => NOW });
+  const auth = new Authenticator(store, { openProject: 'default', rateLimit: { perSecond: 1000, burst: 2000 }, now: () => NOW });
+  const app = buildApp({ store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, auth, now: () => NOW });
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     app.request('/v1/events', {
       method: 'POST',

@@ -1,5 +1,6 @@
 // What each read route accepts, declared beside the routes and used for the
 // README's API reference and GET /v1.
+import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
 
 export interface RouteDoc {
   method: 'GET' | 'POST';
@@ -34,7 +35,27 @@ export const ROUTE_DOCS: RouteDoc[] = [
       'Ingest snapshot, usage and turn events: application/json ({"events":[…]} or an array) or application/x-ndjson, optionally gzip. Answers {accepted, duplicates, rejected:[{index, field, error}]}',
   },
   { method: 'GET', path: '/v1/events/schema', summary: 'JSON Schema of one event, generated from the validation schemas' },
+  ...(['logs', 'traces', 'metrics'] as const).map(
+    (signal): RouteDoc => ({
+      method: 'POST',
+      path: `/v1/${signal}`,
+      summary: `OTLP/HTTP ${signal} export: application/x-protobuf or application/json, optionally gzip. Answers an Export*ServiceResponse in the request's encoding (partial_success when records were rejected); failures as a google.rpc.Status`,
+    }),
+  ),
   { method: 'GET', path: '/v1/breaks', summary: 'Break records (SPEC §6), newest first', params: { ...RANGE, ...FILTERS, ...PAGE } },
+  {
+    method: 'GET',
+    path: '/v1/breaks/external',
+    summary:
+      "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line",
+    params: { ...RANGE, sessionId: FILTERS.sessionId, agentId: FILTERS.agentId, ...PAGE },
+  },
+  {
+    method: 'POST',
+    path: '/v1/breaks/external',
+    summary:
+      'Store harness-reported breaks (what tail --server sends): {"breaks":[{harness, sessionId, agentId, source, ts, reason, …}]}; the same report again is a duplicate. Answers {accepted, duplicates, rejected}',
+  },
   {
     method: 'GET',
     path: '/v1/sessions',
@@ -66,6 +87,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
       reason: FILTERS.reason,
     },
   },
+  ...GRAFANA_ROUTE_DOCS,
   { method: 'GET', path: '/metrics', summary: 'Prometheus text format: tokens by kind, turns by state, breaks by reason, events by outcome' },
   { method: 'GET', path: '/healthz', summary: 'The process is up' },
   { method: 'GET', path: '/readyz', summary: 'The database answers' },

@@ -4,11 +4,13 @@ import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
-import { TURN_STATES, type BreakRecord } from '../../core/types.js';
+import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
-import { breaks as breaksTable, reportedTokens, rollups, streams, type Sums } from '../schema.js';
+import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, streams, type Sums } from '../schema.js';
 import {
   InvalidQueryError,
+  type ApiKey,
+  type BreakCauseRow,
   type IngestBatch,
   type Filters,
   type ChangedTool,
@@ -21,17 +23,25 @@ import {
   type StatsQuery,
   type StatsRow,
   type Store,
+  type ExternalBreak,
+  type ExternalBreakFilters,
+  type TailCheckpoint,
   type TimeRange,
   type TokenTotals,
+  type TotalsQuery,
+  type TotalsRow,
   type TurnView,
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
 import { rowToParts, turnColumns, type TurnRow } from './rows.js';
+import { allRows } from './raw.js';
 import { Writer } from './writer.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
+import { KeyStore } from './keys.js';
+import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { toTurn } from '../../core/join.js';
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
@@ -46,6 +56,7 @@ export class SqliteStore implements Store {
   private readonly writer: Writer;
   private readonly checkpointer: Checkpointer | undefined;
   private readonly retention: Retention;
+  private readonly keys: KeyStore;
 
   constructor(path: string, options: DetectionOptions, open: OpenOptions = {}) {
     this.opened = openDatabase(path, open);
@@ -53,6 +64,7 @@ export class SqliteStore implements Store {
     this.writer = new Writer(this.opened.sqlite, this.dictionary, options);
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
     this.retention = new Retention(this.opened.sqlite);
+    this.keys = new KeyStore(this.opened.db, this.dictionary);
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */
@@ -64,7 +76,13 @@ export class SqliteStore implements Store {
     let outcome;
     try {
       outcome = this.writer.write(
-        batches.map((b) => ({ projectId: this.dictionary.project(b.project), events: b.events, tokenPoints: b.tokenPoints })),
+        batches.map((b) => ({
+          projectId: this.dictionary.project(b.project),
+          events: b.events,
+          tokenPoints: b.tokenPoints,
+          externalBreaks: b.externalBreaks,
+          checkpoint: b.checkpoint,
+        })),
       );
     } catch (error) {
       // Ids and stream tails cached inside the rolled-back transaction no longer hold.
@@ -79,6 +97,7 @@ export class SqliteStore implements Store {
       breaks: named(outcome.breaks),
       revisedBreaks: named(outcome.revisedBreaks),
       observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
+      externalBreaks: named(outcome.externalBreaks),
     };
   }
 
@@ -197,11 +216,66 @@ export class SqliteStore implements Store {
     };
   }
 
+  async recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    // Streams newest first down the streams_last_ts index, stopping at `limit` sessions: no grouping of every session in range.
+    const rows = this.opened.sqlite
+      .prepare<[number, number, number], { session_id: string }>(
+        'SELECT session_id FROM streams WHERE project_id = ? AND last_ts >= ? AND first_ts < ? ORDER BY last_ts DESC',
+      )
+      .iterate(projectId, range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER);
+    const ids = new Set<string>();
+    for (const row of rows) {
+      ids.add(row.session_id);
+      if (ids.size >= limit) break;
+    }
+    return [...ids];
+  }
+
   async changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return [];
+    // Per minute from the break rollups; one session's breaks are few enough to read themselves.
+    if (filters.sessionId) return this.sessionChangedTools(projectId, range, filters, limit);
+    const r = breakToolRollups;
+    const count = sql<number>`sum(${r.breaks})`;
+    return this.opened.db
+      .select({ name: r.tool, breaks: count })
+      .from(r)
+      .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+      .groupBy(r.tool)
+      .having(sql`${count} > 0`)
+      .orderBy(desc(count), asc(r.tool))
+      .limit(limit)
+      .all();
+  }
+
+  private sessionChangedTools(projectId: number, range: TimeRange, filters: Filters, limit: number): ChangedTool[] {
     const b = breaksTable;
-    const conditions = [
+    const tool = sql<string>`tool.value`;
+    const count = sql<number>`count(*)`;
+    return this.opened.db
+      .select({ name: tool, breaks: count })
+      .from(sql`${b}, json_each(${b.changedTools}) AS tool`)
+      .where(allOf(this.breakConditions(projectId, range, filters)))
+      .groupBy(tool)
+      .orderBy(desc(count), asc(tool))
+      .limit(limit)
+      .all();
+  }
+
+  /** Range and filters on a break rollup (not per session). */
+  private breakRollupConditions(r: typeof breakCauseRollups | typeof breakToolRollups, projectId: number, range: TimeRange, filters: Filters): SQL[] {
+    return [
+      ...rangeConditions(r.minute, range, 60_000),
+      ...filterConditions(this.dictionary, projectId, filters, { model: r.modelId, provider: r.providerId, agent: r.agentId, reason: r.reason }),
+    ];
+  }
+
+  private breakConditions(projectId: number, range: TimeRange, filters: Filters): SQL[] {
+    const b = breaksTable;
+    return [
       eq(b.projectId, projectId),
       ...rangeConditions(b.ts, range),
       ...filterConditions(this.dictionary, projectId, filters, {
@@ -212,17 +286,8 @@ export class SqliteStore implements Store {
         stream: b.streamId,
       }),
     ];
-    const tool = sql<string>`tool.value`;
-    const count = sql<number>`count(*)`;
-    return this.opened.db
-      .select({ name: tool, breaks: count })
-      .from(sql`${b}, json_each(${b.record}, '$.changedToolNames') AS tool`)
-      .where(allOf(conditions))
-      .groupBy(tool)
-      .orderBy(desc(count), asc(tool))
-      .limit(limit)
-      .all();
   }
+
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
     const projectId = this.dictionary.existingProject(project);
@@ -298,26 +363,27 @@ export class SqliteStore implements Store {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
     const grouped = query.groupBy !== undefined;
-    const rows = this.opened.db
-      .select({
-        ts: bucket,
-        group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
-        turns: sumOf(r.turns),
-        breaks: sumOf(r.breaks),
-        unmeasuredInput: sumOf(r.unmeasuredInput),
-        uncached: sumOf(r.uncached),
-        read: sumOf(r.read),
-        write: sumOf(r.write),
-        write1h: sumOf(r.write1h),
-        output: sumOf(r.output),
-        missed: sumOf(r.missed),
-        extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
-      })
+    const selection = {
+      ts: bucket,
+      group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+      turns: sumOf(r.turns),
+      breaks: sumOf(r.breaks),
+      unmeasuredInput: sumOf(r.unmeasuredInput),
+      uncached: sumOf(r.uncached),
+      read: sumOf(r.read),
+      write: sumOf(r.write),
+      write1h: sumOf(r.write1h),
+      output: sumOf(r.output),
+      missed: sumOf(r.missed),
+      extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+    };
+    const select = this.opened.db
+      .select(selection)
       .from(r)
       .where(allOf(conditions))
       .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
-      .orderBy(asc(bucket))
-      .all();
+      .orderBy(asc(bucket));
+    const rows = allRows(this.opened.sqlite, select, Object.keys(selection));
     const stats = rows.map((row): StatsRow => {
       const out: StatsRow = {
         ts: row.ts,
@@ -337,6 +403,106 @@ export class SqliteStore implements Store {
     this.mergeReportedTokens(projectId, query, minutes, stats);
     return stats;
   }
+
+  async totals(project: string, query: TotalsQuery): Promise<TotalsRow[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    if (query.filters.sessionId) {
+      throw new InvalidQueryError('sessionId', 'totals are kept per minute, not per session; use /v1/sessions');
+    }
+    const r = rollups;
+    const groupColumn = query.groupBy
+      ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy]
+      : undefined;
+    const rows = this.opened.db
+      .select({
+        group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+        turns: sumOf(r.turns),
+        breaks: sumOf(r.breaks),
+        unmeasuredInput: sumOf(r.unmeasuredInput),
+        uncached: sumOf(r.uncached),
+        read: sumOf(r.read),
+        write: sumOf(r.write),
+        write1h: sumOf(r.write1h),
+        output: sumOf(r.output),
+        missed: sumOf(r.missed),
+        extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+      })
+      .from(r)
+      .where(
+        allOf([
+          eq(r.projectId, projectId),
+          ...rangeConditions(r.minute, query, 60_000),
+          ...filterConditions(this.dictionary, projectId, query.filters, {
+            model: r.modelId,
+            provider: r.providerId,
+            agent: r.agentId,
+            reason: r.reason,
+          }),
+        ]),
+      )
+      .groupBy(...(groupColumn ? [groupColumn] : []))
+      .all();
+    return rows
+      .filter((row) => row.turns > 0)
+      .map((row): TotalsRow => {
+        const out: TotalsRow = {
+          turns: row.turns,
+          breaks: row.breaks,
+          cacheRate: cacheRate(row),
+          tokens: tokensOf(row),
+          missedCacheReadTokens: row.missed,
+          estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+        };
+        if (query.groupBy) {
+          out.group = query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
+        }
+        return out;
+      });
+  }
+
+  async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    let rows: { reason: string; cause: string; breaks: number; missed: number; microUsd: number }[];
+    if (filters.sessionId) {
+      // One session's breaks are few enough to read themselves; summed as the rollups sum them.
+      const b = breaksTable;
+      const cause = sql<string>`coalesce(${b.cause}, '')`;
+      rows = this.opened.db
+        .select({
+          reason: b.reason,
+          cause,
+          breaks: sql<number>`count(*)`,
+          missed: sql<number>`coalesce(sum(${b.missed}), 0)`,
+          microUsd: sql<number>`coalesce(sum(CAST(round(coalesce(${b.extraCostUsd}, 0) * 1000000) AS INTEGER)), 0)`,
+        })
+        .from(b)
+        .where(allOf(this.breakConditions(projectId, range, filters)))
+        .groupBy(b.reason, cause)
+        .all();
+    } else {
+      const r = breakCauseRollups;
+      const breaks = sql<number>`sum(${r.breaks})`;
+      rows = this.opened.db
+        .select({ reason: r.reason, cause: r.cause, breaks, missed: sql<number>`sum(${r.missed})`, microUsd: sql<number>`sum(${r.extraCostMicroUsd})` })
+        .from(r)
+        .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+        .groupBy(r.reason, r.cause)
+        .having(sql`${breaks} > 0`)
+        .all();
+    }
+    return rows
+      .map((row) => ({
+        reason: row.reason as BreakReason,
+        cause: row.cause === '' ? null : (row.cause as BreakCause),
+        breaks: row.breaks,
+        missedCacheReadTokens: row.missed,
+        estimatedExtraCostUsd: row.microUsd / 1_000_000,
+      }))
+      .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
+  }
+
 
   /**
    * Adds the tokens harnesses reported as metrics to the buckets (creating a
@@ -378,6 +544,43 @@ export class SqliteStore implements Store {
       row.reportedTokens[r.kind] = (row.reportedTokens[r.kind] ?? 0) + r.tokens;
     }
     stats.sort((a, b) => a.ts - b.ts);
+  }
+
+  async createKey(key: Parameters<Store['createKey']>[0]): Promise<ApiKey> {
+    return this.keys.create(key);
+  }
+
+  async keysByPrefix(prefix: string): Promise<(ApiKey & { hash: string })[]> {
+    return this.keys.byPrefix(prefix);
+  }
+
+  async listKeys(): Promise<ApiKey[]> {
+    return this.keys.list();
+  }
+
+  async revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
+    return this.keys.revoke(idOrPrefix, revokedMs);
+  }
+
+  async hasActiveKeys(): Promise<boolean> {
+    return this.keys.hasActive();
+  }
+
+  async tailCheckpoints(project: string): Promise<TailCheckpoint[]> {
+    const projectId = this.dictionary.existingProject(project);
+    return projectId === undefined ? [] : readCheckpoints(this.opened.db, projectId);
+  }
+
+  async forgetTailCheckpoints(project: string, fileIds: readonly string[]): Promise<void> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId !== undefined) forgetCheckpoints(this.opened.db, projectId, fileIds);
+  }
+
+  async externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    const after = page.cursor === undefined ? undefined : (this.cursor(page.cursor, ['number', 'number']) as [number, number]);
+    return readExternalBreaks(this.opened.db, projectId, range, filters, page, after);
   }
 
   async prune(options: PruneOptions): Promise<PruneResult> {

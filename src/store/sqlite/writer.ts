@@ -13,7 +13,8 @@ import type { DetectionOptions } from '../../core/options.js';
 import { compareTurns, evaluateOrdered } from '../../core/stream.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent, type Evaluation, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { ObservedTurn, TokenPoint } from '../store.js';
+import type { ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
+import { TailWriter } from './tail.js';
 import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
@@ -39,14 +40,17 @@ export interface WriterBatch {
   projectId: number;
   events: readonly CacheEvent[];
   tokenPoints?: readonly TokenPoint[] | undefined;
+  externalBreaks?: readonly ExternalBreak[] | undefined;
+  checkpoint?: TailCheckpoint | undefined;
 }
 
 /** What one write did: counts per batch, and what changed for logs and counters. */
 export interface WriterOutcome {
-  counts: { accepted: number; duplicates: number }[];
+  counts: { accepted: number; duplicates: number; externalBreaks?: number }[];
   breaks: { projectId: number; record: BreakRecord }[];
   revisedBreaks: { projectId: number; record: BreakRecord }[];
   observed: { projectId: number; turn: ObservedTurn }[];
+  externalBreaks: { projectId: number; record: ExternalBreak }[];
 }
 
 /** A turn this call changes. */
@@ -83,6 +87,7 @@ const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id
 export class Writer {
   private readonly statements;
   private readonly tokenPoints: TokenPointWriter;
+  private readonly tail: TailWriter;
   private readonly tails = new Lru<number, StreamTail>(50_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
@@ -145,6 +150,7 @@ export class Writer {
       dataVersion: sqlite.prepare<[], { data_version: number }>('PRAGMA data_version'),
     };
     this.tokenPoints = new TokenPointWriter(sqlite, dictionary);
+    this.tail = new TailWriter(sqlite);
     this.write = sqlite.transaction((batches: readonly WriterBatch[]) => this.writeInTransaction(batches));
   }
 
@@ -163,8 +169,9 @@ export class Writer {
     }
 
     const staged = new Map<string, Staged>();
-    const counts = batches.map((batch) => this.stage(batch, staged));
+    const counts: WriterOutcome['counts'] = batches.map((batch) => this.stage(batch, staged));
     for (const batch of batches) if (batch.tokenPoints) this.tokenPoints.write(batch.projectId, batch.tokenPoints);
+    const external = this.writeTail(batches, counts);
 
     // Streams to evaluate: where staged turns land, and where moved turns left.
     const landing = new Map<number, Staged[]>();
@@ -184,7 +191,7 @@ export class Writer {
     const stagedIds = new Set<number>();
     for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
     const deltas = new Deltas();
-    const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], observed: [] };
+    const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], observed: [], externalBreaks: external };
     const written = new Set<Staged>();
     for (const streamId of new Set([...landing.keys(), ...leftFrom.keys()])) {
       const arriving = landing.get(streamId) ?? [];
@@ -198,6 +205,20 @@ export class Writer {
     deltas.apply(this.statements);
     for (const streamId of leftFrom.keys()) this.statements.streamSpan.run({ id: streamId });
     return result;
+  }
+
+  /** Harness-reported breaks and tail checkpoints: in this transaction, so a checkpoint is never ahead of what it covers. */
+  private writeTail(batches: readonly WriterBatch[], counts: WriterOutcome['counts']): WriterOutcome['externalBreaks'] {
+    const stored: WriterOutcome['externalBreaks'] = [];
+    batches.forEach((batch, i) => {
+      if (batch.externalBreaks && batch.externalBreaks.length > 0) {
+        const fresh = this.tail.externalBreaks(batch.projectId, batch.externalBreaks);
+        counts[i]!.externalBreaks = fresh.length;
+        for (const record of fresh) stored.push({ projectId: batch.projectId, record });
+      }
+      if (batch.checkpoint) this.tail.checkpoint(batch.projectId, batch.checkpoint, Date.now());
+    });
+    return stored;
   }
 
   /** Step 1: every event of a batch joined into its turn, in memory; returns the batch's counts. */
