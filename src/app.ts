@@ -37,7 +37,8 @@ export interface AppDeps {
   selfTracing?: MiddlewareHandler;
 }
 
-export type AppEnv = { Variables: { project: string; requestId: string } };
+/** `keyId` is null when no API key is configured (the open, single-project mode). */
+export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string } };
 
 let sequence = 0;
 

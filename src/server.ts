@@ -58,7 +58,7 @@ async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pip
   const tailer = new Tailer({ ...tail }, pipelineSink(pipeline, store, project), {
     notice: (message) => log.info('tail', { message }),
     rejected: (file, line, error) => {
-      pipeline.rejected('tail', 1);
+      pipeline.rejected(project, 'tail', 1);
       log.warn('tail_rejected', { file, line, error });
     },
   });

@@ -68,8 +68,8 @@ export class Pipeline {
   }
 
   /** Counts events a receiver could not decode; they never reach the store. */
-  rejected(receiver: Receiver, count: number): void {
-    this.counters.inc('events', { receiver, outcome: 'rejected' }, count);
+  rejected(project: string, receiver: Receiver, count: number): void {
+    this.counters.inc('events', { project, receiver, outcome: 'rejected' }, count);
   }
 
   /**
@@ -163,8 +163,9 @@ export class Pipeline {
   private announce(result: WriteResult, group: Pending[]): void {
     const c = this.counters;
     group.forEach((pending, i) => {
-      c.inc('events', { receiver: pending.receiver, outcome: 'accepted' }, result.counts[i]!.accepted);
-      c.inc('events', { receiver: pending.receiver, outcome: 'duplicate' }, result.counts[i]!.duplicates);
+      const labels = { project: pending.batch.project, receiver: pending.receiver };
+      c.inc('events', { ...labels, outcome: 'accepted' }, result.counts[i]!.accepted);
+      c.inc('events', { ...labels, outcome: 'duplicate' }, result.counts[i]!.duplicates);
     });
     // Summed per label set first: a write holds thousands of turns but few label sets.
     const sums = new Map<string, { base: Record<string, string>; state: string; turns: number; tokens: number[] }>();

@@ -25,6 +25,7 @@ export function registerAuth(app: Hono<AppEnv>, deps: AppDeps): void {
     if (OPEN_PATHS.has(c.req.path)) return next();
     const principal = await deps.auth.authorize(bearerOf(c.req.header('authorization')), scopeOf(c.req.method, c.req.path));
     c.set('project', principal.project);
+    c.set('keyId', principal.keyId);
     await next();
   });
 }

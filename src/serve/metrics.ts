@@ -8,9 +8,10 @@ function escape(value: string): string {
   return value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 }
 
-export function exposition(counters: Counters): string {
+/** The counters of one project (a key's), or of all when `project` is undefined (no keys configured). */
+export function exposition(counters: Counters, project?: string): string {
   const lines: string[] = [];
-  const samples = counters.samples();
+  const samples = counters.samples().filter((s) => project === undefined || s.labels.project === project);
   for (const [key, { name, help }] of Object.entries(COUNTERS) as [CounterName, { name: string; help: string }][]) {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
     for (const sample of samples) {
@@ -25,5 +26,8 @@ export function exposition(counters: Counters): string {
 }
 
 export function registerMetrics(app: Hono<AppEnv>, deps: AppDeps): void {
-  app.get('/metrics', (c) => c.text(exposition(deps.counters), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }));
+  app.get('/metrics', (c) => {
+    const project = c.var.keyId === null ? undefined : c.var.project;
+    return c.text(exposition(deps.counters, project), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
 }

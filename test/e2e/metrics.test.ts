@@ -59,9 +59,9 @@ describe('/metrics against a real server', () => {
     expect(promtoolCheck(text)).toEqual({ status: 0, output: '' });
 
     const got = samples(text);
-    expect(got.get('cachebreak_events_total{receiver="http",outcome="accepted"}')).toBe(13);
-    expect(got.get('cachebreak_events_total{receiver="http",outcome="duplicate"}')).toBe(11);
-    expect(got.get('cachebreak_events_total{receiver="http",outcome="rejected"}')).toBe(2);
+    expect(got.get('cachebreak_events_total{project="default",receiver="http",outcome="accepted"}')).toBe(13);
+    expect(got.get('cachebreak_events_total{project="default",receiver="http",outcome="duplicate"}')).toBe(11);
+    expect(got.get('cachebreak_events_total{project="default",receiver="http",outcome="rejected"}')).toBe(2);
     // Duplicates add nothing to what is stored.
     expect(got.get(`cachebreak_turns_total{${SONNET},state="cold"}`)).toBe(1);
     expect(got.get(`cachebreak_turns_total{${SONNET},state="hit"}`)).toBe(2);

@@ -31,7 +31,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
       if (converted.ok) events.push(converted.event);
       else rejected.push({ index, field: converted.field, error: `events[${index}].${converted.error}` });
     });
-    deps.pipeline.rejected('http', rejected.length);
+    deps.pipeline.rejected(c.var.project, 'http', rejected.length);
     const result = await deps.pipeline.ingest(c.var.project, events, 'http');
     return c.json({ accepted: result.accepted, duplicates: result.duplicates, rejected });
   });

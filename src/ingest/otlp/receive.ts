@@ -20,13 +20,13 @@ export class OtlpReceiver {
 
   async export(project: string, signal: Signal, decoded: Decoded, receiver: Extract<Receiver, 'otlp_http' | 'otlp_grpc'>): Promise<ExportOutcome> {
     const { telemetry } = decoded;
-    this.countIgnored(signal, decoded.ignored);
+    this.countIgnored(project, signal, decoded.ignored);
     if (telemetry.logs.length === 0 && telemetry.spans.length === 0 && telemetry.points.length === 0) {
       return { rejected: 0, errorMessage: '' };
     }
     const mapped = mapTelemetry(telemetry, this.context(project));
-    this.countIgnored(signal, mapped.ignored);
-    this.deps.pipeline.rejected(receiver, mapped.rejected.length);
+    this.countIgnored(project, signal, mapped.ignored);
+    this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
     await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
     const rejected = mapped.rejected.length;
     if (rejected === 0) return { rejected: 0, errorMessage: '' };
@@ -45,7 +45,7 @@ export class OtlpReceiver {
   }
 
   /** Reasons may carry the record kind as a prefix (`spans:no_usage`); the signal label already says it. */
-  private countIgnored(signal: Signal, ignored: Readonly<Record<string, number>>): void {
-    for (const key in ignored) this.deps.counters.inc('otlpIgnored', { signal, reason: key.slice(key.indexOf(':') + 1) }, ignored[key]!);
+  private countIgnored(project: string, signal: Signal, ignored: Readonly<Record<string, number>>): void {
+    for (const key in ignored) this.deps.counters.inc('otlpIgnored', { project, signal, reason: key.slice(key.indexOf(':') + 1) }, ignored[key]!);
   }
 }
