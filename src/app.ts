@@ -8,6 +8,7 @@ import { otlpErrorResponse, registerOtlp } from './ingest/otlp/http.js';
 import type { OtlpReceiver } from './ingest/otlp/receive.js';
 import type { Pipeline } from './ingest/pipeline.js';
 import type { Authenticator } from './auth/authenticator.js';
+import type { Limits } from './ingest/limits.js';
 import { registerAuth } from './serve/auth.js';
 import { registerGrafana } from './serve/grafana/index.js';
 import { registerHealth } from './serve/health.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** Decides each request's project from its API key. */
   auth: Authenticator;
+  /** How much one request may carry. */
+  limits: Limits;
   now: () => number;
   /** The OTLP receiver shared with gRPC; a new one when absent. */
   otlp?: OtlpReceiver;

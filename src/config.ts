@@ -6,6 +6,7 @@ import { delimiter } from 'node:path';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
 import { parseDuration } from './core/duration.js';
+import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
@@ -335,6 +336,34 @@ export const OPTIONS = {
       return patterns;
     },
   } satisfies Option<string[]>,
+  'max-events': {
+    env: 'CACHEBREAK_MAX_EVENTS',
+    default: DEFAULT_LIMITS.maxEvents,
+    valueName: 'N',
+    help: 'Events (or OTLP records) one request may carry; more is 413',
+    parse: integer(1, 10_000_000),
+  } satisfies Option<number>,
+  'max-string': {
+    env: 'CACHEBREAK_MAX_STRING',
+    default: DEFAULT_LIMITS.maxString,
+    valueName: 'N',
+    help: 'Characters of an id, name, hash or model in an event; longer is rejected (400 in the partial success)',
+    parse: integer(16, 65_536),
+  } satisfies Option<number>,
+  'max-tools': {
+    env: 'CACHEBREAK_MAX_TOOLS',
+    default: DEFAULT_LIMITS.maxTools,
+    valueName: 'N',
+    help: 'Tools in one snapshot; more is rejected',
+    parse: integer(1, 100_000),
+  } satisfies Option<number>,
+  'max-attributes': {
+    env: 'CACHEBREAK_MAX_ATTRIBUTES',
+    default: DEFAULT_LIMITS.maxAttributes,
+    valueName: 'N',
+    help: 'Attributes of one OTLP log record, span or data point; more is rejected (partial success)',
+    parse: integer(1, 100_000),
+  } satisfies Option<number>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
@@ -396,6 +425,15 @@ export function parseOptions<N extends OptionName>(
     else values[name] = option.default;
   }
   return { values: values as OptionValues<N>, positionals, help };
+}
+
+export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max-tools' | 'max-attributes'>): Limits {
+  return {
+    maxEvents: values['max-events'],
+    maxString: values['max-string'],
+    maxTools: values['max-tools'],
+    maxAttributes: values['max-attributes'],
+  };
 }
 
 export function detectionOf(values: OptionValues<'min-miss-tokens' | 'miss-ratio' | 'prices'>): DetectionOptions {

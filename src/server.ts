@@ -7,6 +7,7 @@ import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
+import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { SqliteStore } from './store/sqlite/store.js';
@@ -31,6 +32,8 @@ export interface ServerOptions {
   insecureNoAuth?: boolean;
   /** Requests per second per API key. */
   rateLimit?: number;
+  /** How much one request may carry; the defaults when absent. */
+  limits?: Limits;
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
   grpcPort?: number | undefined;
   /** Files to follow, as `cachebreak tail` does; undefined follows none. */
@@ -129,7 +132,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     pipeline.subscribe(breakExport.emit);
   }
   const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
-  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now });
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits });
   const app = buildApp({
     store,
     pipeline,
@@ -137,6 +141,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     log,
     bodyLimit: options.bodyLimit,
     auth,
+    limits,
     now: Date.now,
     otlp,
     ...(tracing ? { selfTracing: tracing.middleware } : {}),

@@ -6,7 +6,8 @@ import { hashSystem, hashToolDefinitions, SnapshotError } from '../../core/snaps
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
 import { plainlyValid } from './plain.js';
-import { EVENT_SCHEMAS, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
+import { DEFAULT_LIMITS, LIMIT_OPTIONS, type Limits } from '../limits.js';
+import { EVENT_SCHEMAS, eventSchemas, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
 
 export interface Rejection {
   index: number;
@@ -32,12 +33,22 @@ function path(segments: readonly PropertyKey[]): string {
   );
 }
 
-function firstIssue(error: z.ZodError): Invalid {
+/** The option that raises the limit an over-long value ran into, when that limit is configurable. */
+function limitOption(issue: z.core.$ZodIssue, limits: Limits): string {
+  if (issue.code !== 'too_big') return '';
+  const last = issue.path.at(-1);
+  if (issue.origin === 'array' && issue.maximum === limits.maxTools && (last === 'tools' || last === 'toolDefinitions')) {
+    return ` (${LIMIT_OPTIONS.maxTools})`;
+  }
+  return issue.origin === 'string' && issue.maximum === limits.maxString ? ` (${LIMIT_OPTIONS.maxString})` : '';
+}
+
+function firstIssue(error: z.ZodError, limits: Limits): Invalid {
   const issue = error.issues[0]!;
   const field = path(issue.path) || 'event';
   // A missing field reads better as "required" than as "expected string, received undefined".
   const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
-  return new Invalid(field, missing ? 'required' : issue.message.replace(/^Invalid input: /, ''));
+  return new Invalid(field, missing ? 'required' : issue.message.replace(/^Invalid input: /, '') + limitOption(issue, limits));
 }
 
 export function toMs(ts: number | string): number {
@@ -90,14 +101,14 @@ function usageOf(input: UsageInput | TurnInput): Usage {
 }
 
 /** The event as its schema reads it: straight through when plainly valid, else through zod. */
-function validated<T>(type: EventType, value: Record<string, unknown>): T {
-  if (plainlyValid(type, value)) return value as T;
-  const parsed = EVENT_SCHEMAS[type].safeParse(value);
-  if (!parsed.success) throw firstIssue(parsed.error);
+function validated<T>(type: EventType, value: Record<string, unknown>, limits: Limits): T {
+  if (plainlyValid(type, value, limits)) return value as T;
+  const parsed = eventSchemas(limits)[type].safeParse(value);
+  if (!parsed.success) throw firstIssue(parsed.error, limits);
   return parsed.data as T;
 }
 
-function convert(value: unknown): CacheEvent {
+function convert(value: unknown, limits: Limits): CacheEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Invalid('event', 'expected a JSON object');
   }
@@ -108,7 +119,7 @@ function convert(value: unknown): CacheEvent {
   }
   switch (type) {
     case 'snapshot': {
-      const input = validated<SnapshotInput>('snapshot', value as Record<string, unknown>);
+      const input = validated<SnapshotInput>('snapshot', value as Record<string, unknown>, limits);
       return {
         type: 'snapshot',
         requestId: input.requestId,
@@ -121,7 +132,7 @@ function convert(value: unknown): CacheEvent {
       };
     }
     case 'usage': {
-      const input = validated<UsageInput>('usage', value as Record<string, unknown>);
+      const input = validated<UsageInput>('usage', value as Record<string, unknown>, limits);
       const event: CacheEvent = { type: 'usage', requestId: input.requestId, provider: input.provider, usage: usageOf(input) };
       if (input.sessionId !== undefined) event.sessionId = input.sessionId;
       if (input.agentId !== undefined) event.agentId = input.agentId;
@@ -131,7 +142,7 @@ function convert(value: unknown): CacheEvent {
       return event;
     }
     default: {
-      const input = validated<TurnInput>('turn', value as Record<string, unknown>);
+      const input = validated<TurnInput>('turn', value as Record<string, unknown>, limits);
       return {
         type: 'turn',
         requestId: input.requestId,
@@ -149,9 +160,9 @@ function convert(value: unknown): CacheEvent {
   }
 }
 
-export function toCacheEvent(value: unknown): Conversion {
+export function toCacheEvent(value: unknown, limits: Limits = DEFAULT_LIMITS): Conversion {
   try {
-    return { ok: true, event: convert(value) };
+    return { ok: true, event: convert(value, limits) };
   } catch (error) {
     if (error instanceof Invalid) return { ok: false, field: error.field, error: error.message };
     throw error;

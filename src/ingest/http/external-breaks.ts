@@ -7,6 +7,7 @@ import type { AppDeps, AppEnv } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { ExternalBreak } from '../../store/store.js';
 import { mediaType, readBody } from './body.js';
+import { tooManyEvents } from './route.js';
 import { toMs, type Rejection } from './events.js';
 import { timestamp } from './schema.js';
 
@@ -61,6 +62,7 @@ export function registerExternalBreakIngest(app: Hono<AppEnv>, deps: AppDeps): v
     }
     const list = (body as { breaks?: unknown } | null)?.breaks;
     if (!Array.isArray(list)) throw new CachebreakError('invalid_body', 'expected {"breaks": [...]}', 'wrap the reports in {"breaks": [...]}');
+    if (list.length > deps.limits.maxEvents) throw tooManyEvents(list.length, deps.limits.maxEvents);
     const breaks: ExternalBreak[] = [];
     const rejected: Rejection[] = [];
     list.forEach((value, index) => {

@@ -4,6 +4,7 @@
 // nested objects holding exactly the declared keys; anything else goes to zod,
 // which stays the one authority for what is valid and for every error message.
 // A property test proves that whatever this accepts, zod accepts identically.
+import { DEFAULT_LIMITS, type Limits } from '../limits.js';
 import type { EventType } from './schema.js';
 import { timestamp } from './schema.js';
 
@@ -28,13 +29,13 @@ function stringArray(v: unknown, maxItems: number, maxLength: number): boolean {
   return true;
 }
 
-function isTools(v: unknown): boolean {
+function isTools(v: unknown, limits: Limits): boolean {
   if (v === undefined) return true;
-  if (!Array.isArray(v) || v.length > 2_000) return false;
+  if (!Array.isArray(v) || v.length > limits.maxTools) return false;
   for (const tool of v) {
     if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) return false;
     const t = tool as Json;
-    if (Object.keys(t).length !== 2 || !isString(t.name, 256) || !isString(t.schemaHash, 256)) return false;
+    if (Object.keys(t).length !== 2 || !isString(t.name, limits.maxString) || !isString(t.schemaHash, limits.maxString)) return false;
   }
   return true;
 }
@@ -57,18 +58,19 @@ function isCacheControl(v: unknown): boolean {
   return true;
 }
 
-function snapshotPlain(e: Json): boolean {
+function snapshotPlain(e: Json, limits: Limits): boolean {
+  const max = limits.maxString;
   return (
-    isString(e.sessionId, 256) &&
-    optionalString(e.agentId, 256) &&
+    isString(e.sessionId, max) &&
+    optionalString(e.agentId, max) &&
     isTimestamp(e.ts) &&
-    isString(e.model, 256) &&
-    optionalString(e.systemHash, 256) &&
-    stringArray(e.systemBlockHashes, 1_000, 256) &&
-    isTools(e.tools) &&
+    isString(e.model, max) &&
+    optionalString(e.systemHash, max) &&
+    stringArray(e.systemBlockHashes, 1_000, max) &&
+    isTools(e.tools, limits) &&
     isCacheControl(e.cacheControl) &&
-    optionalString(e.cacheControlHash, 256) &&
-    stringArray(e.messageHashes, 100_000, 256) &&
+    optionalString(e.cacheControlHash, max) &&
+    stringArray(e.messageHashes, 100_000, max) &&
     optionalString(e.expectMiss, 64) &&
     // Raw content is rare and needs zod's detail.
     e.system === undefined &&
@@ -87,21 +89,22 @@ function usagePlain(e: Json): boolean {
   );
 }
 
-/** True only when the zod schema of `type` certainly accepts `e` and would return it unchanged. */
-export function plainlyValid(type: EventType, e: Json): boolean {
-  if (!isString(e.requestId, 256)) return false;
+/** True only when the zod schema of `type` (for `limits`) certainly accepts `e` and would return it unchanged. */
+export function plainlyValid(type: EventType, e: Json, limits: Limits = DEFAULT_LIMITS): boolean {
+  const max = limits.maxString;
+  if (!isString(e.requestId, max)) return false;
   switch (type) {
     case 'snapshot':
-      return snapshotPlain(e) && optionalString(e.provider, 64);
+      return snapshotPlain(e, limits) && optionalString(e.provider, 64);
     case 'usage':
       return (
         usagePlain(e) &&
-        optionalString(e.sessionId, 256) &&
-        optionalString(e.agentId, 256) &&
+        optionalString(e.sessionId, max) &&
+        optionalString(e.agentId, max) &&
         (e.ts === undefined || isTimestamp(e.ts)) &&
-        optionalString(e.model, 256)
+        optionalString(e.model, max)
       );
     case 'turn':
-      return snapshotPlain(e) && usagePlain(e) && (e.endTs === undefined || isTimestamp(e.endTs));
+      return snapshotPlain(e, limits) && usagePlain(e) && (e.endTs === undefined || isTimestamp(e.endTs));
   }
 }

@@ -4,10 +4,20 @@ import type { Hono } from 'hono';
 import type { AppDeps, AppEnv } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { CacheEvent } from '../../core/types.js';
+import { LIMIT_OPTIONS } from '../limits.js';
 import { mediaType, readBody } from './body.js';
 import { decodeEvents, JSON_TYPES, NDJSON_TYPES } from './decode.js';
 import { toCacheEvent, type Rejection } from './events.js';
 import { eventsJsonSchema } from './schema.js';
+
+/** 413 for a request that holds more events than --max-events. */
+export function tooManyEvents(count: number, limit: number): CachebreakError {
+  return new CachebreakError(
+    'payload_too_large',
+    `the request holds ${count} events; the limit is ${limit} (${LIMIT_OPTIONS.maxEvents})`,
+    'send them in several requests, or raise --max-events on the server',
+  );
+}
 
 export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post('/v1/events', async (c) => {
@@ -20,6 +30,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
       );
     }
     const values = decodeEvents(await readBody(c.req.raw, deps.bodyLimit), type);
+    if (values.length > deps.limits.maxEvents) throw tooManyEvents(values.length, deps.limits.maxEvents);
     const events: CacheEvent[] = [];
     const rejected: Rejection[] = [];
     values.forEach((decoded, index) => {
@@ -27,7 +38,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
         rejected.push({ index, field: 'event', error: `events[${index}]: ${decoded.error}` });
         return;
       }
-      const converted = toCacheEvent(decoded.value);
+      const converted = toCacheEvent(decoded.value, deps.limits);
       if (converted.ok) events.push(converted.event);
       else rejected.push({ index, field: converted.field, error: `events[${index}].${converted.error}` });
     });
@@ -36,6 +47,6 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
     return c.json({ accepted: result.accepted, duplicates: result.duplicates, rejected });
   });
 
-  const schema = eventsJsonSchema();
+  const schema = eventsJsonSchema(deps.limits);
   app.get('/v1/events/schema', (c) => c.json(schema as object));
 }

@@ -2,12 +2,31 @@
 // cachebreak events by the sources, what nothing uses is counted as ignored,
 // and the events go to the pipeline. gRPC and HTTP differ only in how they
 // read the request and render the answer.
+import { tooManyEvents } from '../http/route.js';
+import { LIMIT_OPTIONS, type Limits } from '../limits.js';
 import type { Pipeline, Receiver } from '../pipeline.js';
+import type { Telemetry } from './records.js';
 import type { Counters } from '../../telemetry/counters.js';
 import type { Decoded, Signal } from './decode/index.js';
 import type { ExportOutcome } from './reply.js';
 import { createMappingContext, type MappingContext } from './sources/context.js';
 import { mapTelemetry } from './sources/index.js';
+
+/** Records with more attributes than the limit are rejected one by one (partial success), not the request. */
+function withinAttributeLimit(telemetry: Telemetry, max: number): { telemetry: Telemetry; oversized: { record: string; error: string }[] } {
+  const oversized: { record: string; error: string }[] = [];
+  const keep = <R extends { attributes: Readonly<Record<string, unknown>> }>(kind: string, list: R[]) =>
+    list.filter((record, index) => {
+      const count = Object.keys(record.attributes).length;
+      if (count <= max) return true;
+      oversized.push({ record: `${kind}[${index}]`, error: `has ${count} attributes; the limit is ${max} (${LIMIT_OPTIONS.maxAttributes})` });
+      return false;
+    });
+  return {
+    telemetry: { logs: keep('logs', telemetry.logs), spans: keep('spans', telemetry.spans), points: keep('points', telemetry.points) },
+    oversized,
+  };
+}
 
 /** Rejections quoted in a partial-success message; the count covers the rest. */
 const QUOTED = 3;
@@ -16,15 +35,19 @@ export class OtlpReceiver {
   /** Joins wait per project: a half from one project never completes a call of another. */
   private readonly contexts = new Map<string, MappingContext>();
 
-  constructor(private readonly deps: { pipeline: Pipeline; counters: Counters; now: () => number }) {}
+  constructor(private readonly deps: { pipeline: Pipeline; counters: Counters; now: () => number; limits: Limits }) {}
 
   async export(project: string, signal: Signal, decoded: Decoded, receiver: Extract<Receiver, 'otlp_http' | 'otlp_grpc'>): Promise<ExportOutcome> {
-    const { telemetry } = decoded;
+    const { limits } = this.deps;
+    const records = decoded.telemetry.logs.length + decoded.telemetry.spans.length + decoded.telemetry.points.length;
+    if (records > limits.maxEvents) throw tooManyEvents(records, limits.maxEvents);
+    const { telemetry, oversized } = withinAttributeLimit(decoded.telemetry, limits.maxAttributes);
     this.countIgnored(project, signal, decoded.ignored);
-    if (telemetry.logs.length === 0 && telemetry.spans.length === 0 && telemetry.points.length === 0) {
+    if (telemetry.logs.length === 0 && telemetry.spans.length === 0 && telemetry.points.length === 0 && oversized.length === 0) {
       return { rejected: 0, errorMessage: '' };
     }
     const mapped = mapTelemetry(telemetry, this.context(project));
+    mapped.rejected.push(...oversized);
     this.countIgnored(project, signal, mapped.ignored);
     this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
     await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
@@ -38,7 +61,7 @@ export class OtlpReceiver {
   private context(project: string): MappingContext {
     let context = this.contexts.get(project);
     if (!context) {
-      context = createMappingContext({ now: this.deps.now });
+      context = createMappingContext({ now: this.deps.now, limits: this.deps.limits });
       this.contexts.set(project, context);
     }
     return context;

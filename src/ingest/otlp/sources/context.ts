@@ -3,6 +3,7 @@
 // table is bounded in entries and age, so a half that never finds its partner
 // (a failed request has no response body) cannot make memory grow.
 import type { SnapshotContent } from '../../../core/types.js';
+import { DEFAULT_LIMITS, type Limits } from '../../limits.js';
 
 export interface ContextOptions {
   /** Entries per table; the oldest goes first. Default 10,000. */
@@ -11,6 +12,8 @@ export interface ContextOptions {
   maxAgeMs?: number;
   /** Injected clock (epoch ms). */
   now?: () => number;
+  /** Limits that cachebreak's own events (native records) are validated against. */
+  limits?: Limits;
 }
 
 /** A bounded map whose entries expire: insertion order is age order, so the oldest is always first. */
@@ -93,6 +96,7 @@ export interface MappingContext {
   readonly geminiCalls: Pending<KnownCall>;
   /** Gemini CLI GenAI details prefixes by session + event.timestamp, when they came before their `api_response`. */
   readonly geminiPrefixes: Pending<WaitingPrefix>;
+  readonly limits: Limits;
 }
 
 export function createMappingContext(options: ContextOptions = {}): MappingContext {
@@ -105,5 +109,6 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
     claudeRequestIds: table(),
     geminiCalls: table(),
     geminiPrefixes: table(),
+    limits: options.limits ?? DEFAULT_LIMITS,
   };
 }

@@ -86,10 +86,10 @@ export function nativeEventJson(type: EventType, record: LogRecord): Record<stri
 
 export const native: Source = {
   name: 'native',
-  log(record) {
+  log(record, context) {
     const type = TYPES[eventName(record)];
     if (type === undefined) return undefined;
-    const converted = toCacheEvent(nativeEventJson(type, record));
+    const converted = toCacheEvent(nativeEventJson(type, record), context.limits);
     if (!converted.ok) throw new MappingError(converted.error);
     return { events: [converted.event] };
   },
