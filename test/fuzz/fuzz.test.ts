@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { check, fuzz, regressions } from './fuzz.js';
 import { targets } from './targets.js';
 
-describe.each(targets().map((t) => [t.name, t] as const))('fuzzing %s', (_name, target) => {
+describe.each((await targets()).map((t) => [t.name, t] as const))('fuzzing %s', (_name, target) => {
   it('answers every input with a result or a clear rejection, quickly', () => {
     const report = fuzz(target, 3_000, 20261130);
     expect(report.failures.map((f) => f.problem)).toEqual([]);

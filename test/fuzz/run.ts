@@ -13,7 +13,7 @@ const inputs = Number(flag('inputs', '1000000'));
 const seed = Number(flag('seed', String(Date.now() % 2 ** 31)));
 const only = flag('target', '');
 let failed = 0;
-for (const target of targets().filter((t) => only === '' || t.name === only)) {
+for (const target of (await targets()).filter((t) => only === '' || t.name === only)) {
   const start = performance.now();
   const report = fuzz(target, inputs, seed);
   const seconds = (performance.now() - start) / 1000;

@@ -8,6 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { CachebreakError } from '../../src/errors.js';
 import { decodeEvents } from '../../src/ingest/http/decode.js';
 import { toCacheEvent } from '../../src/ingest/http/events.js';
+import { decodeRequest, DecodeError, type Encoding, type Signal } from '../../src/ingest/otlp/decode/index.js';
+import { createMappingContext, mapTelemetry } from '../../src/ingest/otlp/sources/index.js';
+import { emptyDecoded } from '../../src/ingest/tail/formats/decoder.js';
+import { decoderOf, framerOf, FORMATS, type Format } from '../../src/ingest/tail/formats/index.js';
+import { otlpCorpus } from './otlp-corpus.js';
 import { loadRequest, REQUEST_FIXTURES } from '../core/request-fixtures.js';
 import { toWire, turn } from '../core/scenario.js';
 
@@ -23,10 +28,40 @@ export interface FuzzTarget {
 
 export class UnclearRejection extends Error {}
 
-/** A CachebreakError with a message and a hint is a clear rejection; anything else thrown is a failure. */
+/** A CachebreakError with a message and a hint (or an OTLP DecodeError with a message) is a clear rejection; anything else thrown is a failure. */
 export function expectClear(error: unknown): void {
   if (error instanceof CachebreakError && error.message.length > 0 && error.hint.length > 0) return;
+  if (error instanceof DecodeError && error.message.length > 0) return;
   throw error;
+}
+
+/** Decodes an OTLP request and maps what it holds, as the receiver does. */
+function otlp(signal: Signal, encoding: Encoding, input: Buffer): void {
+  let decoded;
+  try {
+    decoded = decodeRequest(signal, encoding, input);
+  } catch (error) {
+    expectClear(error);
+    return;
+  }
+  for (const rejected of mapTelemetry(decoded.telemetry, createMappingContext()).rejected) expectNamed(rejected.record, rejected.error);
+}
+
+/** Frames and decodes a file's bytes as the tail does, as if they were all appended at once. */
+function tail(format: Format, input: Buffer): void {
+  const framer = framerOf(format);
+  const decoder = decoderOf(format, { path: '/tmp/fuzz/0f1e2d3c.txt' });
+  const out = emptyDecoded();
+  let from = 0;
+  for (let guard = 0; guard <= input.length; guard++) {
+    const frame = framer.next(input, from);
+    if (!frame) break;
+    if (frame.next <= from) throw new UnclearRejection(`the ${format} framer did not advance at byte ${from}`);
+    if (frame.kind === 'unit') decoder.decode(input, frame.start, frame.end, 1, out);
+    else if (frame.kind === 'bad') expectNamed('frame', frame.error ?? '');
+    from = frame.next;
+  }
+  for (const rejected of out.rejected) expectNamed(`line ${rejected.line}`, rejected.error);
 }
 
 function expectNamed(field: string, message: string): void {
@@ -74,9 +109,45 @@ function eventCorpus(): Record<string, unknown>[] {
   return events;
 }
 
-export function targets(): FuzzTarget[] {
+/** Telemetry outfiles written by the harnesses' own exporters (test/fixtures/otel-file/). */
+const OUTFILES = ['gemini-cli-0.61.0.log', 'qwen-code-0.24.4.log'];
+
+function tailCorpus(format: Format, events: Record<string, unknown>[]): Buffer[] {
+  switch (format) {
+    case 'ndjson':
+      return [Buffer.from(events.map((e) => JSON.stringify(e)).join('\n') + '\n')];
+    case 'claude-debug':
+      return [Buffer.from(
+        '2026-11-30T10:00:00.000Z [DEBUG] Stream started\n' +
+          '2026-11-30T10:00:04.000Z [WARN] [PROMPT CACHE BREAK] tools changed (+1/-0 tools) [source=repl_main_thread, call #7, cache read: 48000 → 0, creation: 49100, diff: /tmp/claude-0/cache-break-ab12.diff]\n',
+      )];
+    case 'qwen-debug':
+      return [Buffer.from('2026-11-30T10:00:00.000Z [INFO] [API] [trace_id=abc span_id=def] request sent\n2026-11-30T10:00:01.000Z [DEBUG] usage received\n')];
+    case 'otel-file':
+      return OUTFILES.map((file) => readFileSync(join(FIXTURES, 'otel-file', file)));
+  }
+}
+
+export async function targets(): Promise<FuzzTarget[]> {
   const events = eventCorpus();
+  const corpus = await otlpCorpus();
+  const otlpTargets = (['logs', 'traces', 'metrics'] as Signal[]).flatMap((signal) =>
+    (['protobuf', 'json'] as Encoding[]).map((encoding): FuzzTarget => ({
+      name: `otlp-${signal}-${encoding}`,
+      corpus: corpus[signal][encoding],
+      json: encoding === 'json',
+      run: (input) => otlp(signal, encoding, input),
+    })),
+  );
+  const tailTargets = FORMATS.map((format): FuzzTarget => ({
+    name: `tail-${format}`,
+    corpus: tailCorpus(format, events),
+    json: false,
+    run: (input) => tail(format, input),
+  }));
   return [
+    ...otlpTargets,
+    ...tailTargets,
     {
       name: 'events-json',
       corpus: [Buffer.from(JSON.stringify({ events })), Buffer.from(JSON.stringify(events.slice(0, 3))), ...events.map((e) => Buffer.from(JSON.stringify([e])))],
@@ -91,3 +162,5 @@ export function targets(): FuzzTarget[] {
     },
   ];
 }
+
+
