@@ -10,6 +10,8 @@ import type { Pipeline } from './ingest/pipeline.js';
 import type { Authenticator } from './auth/authenticator.js';
 import type { Limits } from './ingest/limits.js';
 import { registerAuth } from './serve/auth.js';
+import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
+import type { ReaderPool } from './serve/readers/pool.js';
 import { registerGrafana } from './serve/grafana/index.js';
 import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
@@ -38,10 +40,15 @@ export interface AppDeps {
   otlp?: OtlpReceiver;
   /** Traces cachebreak's own HTTP handling (telemetry/tracing.ts); absent: not traced. */
   selfTracing?: MiddlewareHandler;
+  /** Reader threads that answer read routes; absent: the main thread answers them. */
+  readers?: ReaderPool;
 }
 
 /** `keyId` is null when no API key is configured (the open, single-project mode). */
 export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string } };
+
+/** What the read routes need: they run on the main thread or in a reader thread alike. */
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'bodyLimit' | 'now'>;
 
 let sequence = 0;
 
@@ -56,41 +63,77 @@ function renderError(error: CachebreakError, requestId: string): Response {
   return new Response(JSON.stringify(body), { status: error.status, headers });
 }
 
-export function buildApp(deps: AppDeps): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.use(async function requestContext(c, next) {
+function requestContext(): MiddlewareHandler<AppEnv> {
+  return async function requestContext(c, next) {
     c.set('requestId', c.req.header('x-request-id')?.slice(0, 128) ?? `${Date.now().toString(36)}-${(++sequence).toString(36)}`);
     await next();
-  });
-  if (deps.selfTracing) app.use(deps.selfTracing);
-  registerAuth(app, deps);
+  };
+}
 
-  registerEvents(app, deps);
-  registerExternalBreakIngest(app, deps);
-  registerOtlp(app, deps);
+/** Every route that only reads stored data. */
+export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
   registerBreaks(app, deps);
   registerExternalBreaks(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
   registerGrafana(app, deps);
-  registerMetrics(app, deps);
-  registerHealth(app, deps);
-  app.get('/v1', (c) => c.json({ routes: ROUTE_DOCS }));
+}
 
+function installErrorHandling(app: Hono<AppEnv>, log: Logger): void {
   app.notFound((c) => {
     const error = new CachebreakError('not_found', `no route ${c.req.method} ${c.req.path}`, 'GET /v1 lists the routes');
     return renderError(error, c.var.requestId);
   });
   app.onError((error, c) => {
-    const otlp = otlpErrorResponse(c, error, deps.log);
+    const otlp = otlpErrorResponse(c, error, log);
     if (otlp) return otlp;
     const requestId = c.var.requestId ?? 'unknown';
     if (error instanceof CachebreakError) return renderError(error, requestId);
     if (error instanceof InvalidQueryError) {
       return renderError(new CachebreakError('bad_request', `${error.field}: ${error.message}`, 'see GET /v1'), requestId);
     }
-    deps.log.error('unhandled_error', { requestId, path: c.req.path, message: error.message, stack: error.stack });
+    log.error('unhandled_error', { requestId, path: c.req.path, message: error.message, stack: error.stack });
     return renderError(new CachebreakError('internal', 'internal error', `report it with the request id ${requestId}`), requestId);
   });
+}
+
+export function buildApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(requestContext());
+  if (deps.selfTracing) app.use(deps.selfTracing);
+  registerAuth(app, deps);
+
+  registerEvents(app, deps);
+  registerExternalBreakIngest(app, deps);
+  registerOtlp(app, deps);
+  if (deps.readers) {
+    // The same routes registerReads makes, each handed to a reader thread.
+    const reads = new Hono<AppEnv>();
+    registerReads(reads, deps);
+    registerForwardedReads(app, reads.routes, deps.readers, deps.bodyLimit);
+  } else {
+    registerReads(app, deps);
+  }
+  registerMetrics(app, deps);
+  registerHealth(app, deps);
+  app.get('/v1', (c) => c.json({ routes: ROUTE_DOCS }));
+  installErrorHandling(app, deps.log);
+  return app;
+}
+
+/**
+ * The read routes alone, for a reader thread: the main thread has already
+ * checked the key, and names the project in an internal header.
+ */
+export function buildReadApp(deps: ReadDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use(requestContext());
+  app.use(async function projectOfForwarded(c, next) {
+    c.set('project', c.req.header(FORWARDED_PROJECT) ?? '');
+    c.set('keyId', null);
+    await next();
+  });
+  registerReads(app, deps);
+  installErrorHandling(app, deps.log);
   return app;
 }

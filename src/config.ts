@@ -364,6 +364,13 @@ export const OPTIONS = {
     help: 'Attributes of one OTLP log record, span or data point; more is rejected (partial success)',
     parse: integer(1, 100_000),
   } satisfies Option<number>,
+  'read-workers': {
+    env: 'CACHEBREAK_READ_WORKERS',
+    default: 1,
+    valueName: 'N',
+    help: 'Threads that answer reads (dashboards, REST) while the main thread writes; 0 reads on the main thread',
+    parse: integer(0, 64),
+  } satisfies Option<number>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -10,6 +10,7 @@ import { OtlpReceiver } from './ingest/otlp/receive.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
+import { ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
 import type { BreakExport } from './telemetry/export.js';
@@ -34,6 +35,8 @@ export interface ServerOptions {
   rateLimit?: number;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
+  /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
+  readWorkers?: number;
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
   grpcPort?: number | undefined;
   /** Files to follow, as `cachebreak tail` does; undefined follows none. */
@@ -133,6 +136,16 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   }
   const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
   const limits = options.limits ?? DEFAULT_LIMITS;
+  // Read routes go to reader threads; writes, key checks and retention stay here.
+  const readWorkers = options.readWorkers ?? 1;
+  let readers: ReaderPool | undefined;
+  try {
+    if (readWorkers > 0) readers = await ReaderPool.start({ path: options.db, bodyLimit: options.bodyLimit }, readWorkers, stderr);
+  } catch (error) {
+    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
+    await store.close();
+    throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
+  }
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits });
   const app = buildApp({
     store,
@@ -144,6 +157,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     limits,
     now: Date.now,
     otlp,
+    ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -160,6 +174,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   } catch (error) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
+    await readers?.close();
     await store.close();
     throw new ConfigError(
       `cannot serve OTLP/gRPC on ${options.host}:${options.grpcPort} (${(error as Error).message}); choose another --grpc-port, or --grpc-port off`,
@@ -185,6 +200,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
         tailer?.stop(),
       ])
         .then(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS))
+        .then(() => readers?.close())
         .then(() => store.close());
       return closing;
     },

@@ -92,10 +92,10 @@ function ingestCalls(tag: string): Record<string, Call> {
   };
 }
 
-async function call(server: TestServer, key: string, c: Call): Promise<{ status: number; text: string }> {
+async function call(server: TestServer, key: string, c: Call, extraHeaders: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   const response = await fetch(`${server.url}${c.path}`, {
     method: c.method,
-    headers: { authorization: `Bearer ${key}`, ...(c.json !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${key}`, ...(c.json !== undefined ? { 'content-type': 'application/json' } : {}), ...extraHeaders },
     ...(c.json !== undefined ? { body: JSON.stringify(c.json) } : {}),
   });
   return { status: response.status, text: await response.text() };
@@ -136,6 +136,9 @@ describe('tenancy', () => {
         expect(status, `${me} ${route}`).toBe(200);
         expect(text.includes(other), `${me} sees ${other} on ${route}`).toBe(false);
         if (text.includes(me)) sees[me].add(route);
+        // The project a reader thread answers for is set by the server; a client naming another is not heard.
+        const spoofed = await call(server, key, c, { 'x-cachebreak-project': other });
+        expect(spoofed.text.includes(other), `${me} names ${other} in a header on ${route}`).toBe(false);
         // Asking for the other project's session by name finds none of its data (the name may be echoed in a 404).
         const session = readCalls(other)[route]!;
         if (session.path !== c.path) {

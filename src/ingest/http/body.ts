@@ -14,7 +14,8 @@ function tooLarge(limit: number, what: string): CachebreakError {
   );
 }
 
-export async function readBody(request: Request, limit: number): Promise<Buffer> {
+/** The bytes as sent (still compressed, if they were), refused past `limit`. */
+export async function readRawBody(request: Request, limit: number): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limit) throw tooLarge(limit, 'request body');
   const chunks: Uint8Array[] = [];
@@ -26,7 +27,11 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
       chunks.push(chunk);
     }
   }
-  const raw = Buffer.concat(chunks, size);
+  return Buffer.concat(chunks, size);
+}
+
+export async function readBody(request: Request, limit: number): Promise<Buffer> {
+  const raw = await readRawBody(request, limit);
   const encoding = (request.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding !== 'gzip') {

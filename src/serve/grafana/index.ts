@@ -3,12 +3,12 @@
 // and the built-in page at / that renders the same queries for people
 // without Grafana.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../app.js';
+import type { AppEnv, ReadDeps } from '../../app.js';
 import { registerPage } from '../page/index.js';
 import { registerInfinity } from './infinity.js';
 import { registerSimpod } from './simpod/index.js';
 
-export function registerGrafana(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerGrafana(app: Hono<AppEnv>, deps: ReadDeps): void {
   registerSimpod(app, deps);
   registerInfinity(app, deps);
   registerPage(app, deps);

@@ -3,7 +3,7 @@
 // with their changed tools. Server-rendered from the same queries as the
 // Grafana endpoints; refreshes itself every minute.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../app.js';
+import type { AppEnv, ReadDeps } from '../../app.js';
 import { toObjects, type Cell } from '../grafana/frame.js';
 import { breaksQuery } from '../grafana/queries/breaks.js';
 import { changedToolsQuery } from '../grafana/queries/changed-tools.js';
@@ -15,7 +15,7 @@ import { render } from './render.js';
 const DAY = 86_400_000;
 const LATEST = 50;
 
-export function registerPage(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerPage(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/', async (c) => {
     const now = deps.now();
     const context: QueryContext = { store: deps.store, project: c.var.project, now };

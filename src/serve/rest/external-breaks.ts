@@ -1,7 +1,7 @@
 // GET /v1/breaks/external: the breaks harnesses reported themselves (Claude
 // Code's debug log), their reason text verbatim, to set beside /v1/breaks.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../app.js';
+import type { AppEnv, ReadDeps } from '../../app.js';
 import type { ExternalBreak } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
 
@@ -9,7 +9,7 @@ function wireExternalBreak(record: ExternalBreak) {
   return { ...record, ts: new Date(record.ts).toISOString() };
 }
 
-export function registerExternalBreaks(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerExternalBreaks(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/breaks/external', async (c) => {
     const page = await deps.store.externalBreaks(c.var.project, rangeOf(c), filtersOf(c, ['sessionId', 'agentId']), pageOf(c));
     return c.json({ breaks: page.items.map(wireExternalBreak), nextCursor: page.nextCursor });

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { AppEnv, AppDeps } from '../../app.js';
+import type { AppEnv, ReadDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { SessionOrder } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
@@ -7,7 +7,7 @@ import { filtersOf, pageOf, rangeOf } from './query.js';
 const ORDERS: readonly SessionOrder[] = ['recent', 'worst_cache_rate', 'extra_cost'];
 import { wireSession, wireTurn } from './wire.js';
 
-export function registerSessions(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerSessions(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/sessions', async (c) => {
     const filters = filtersOf(c, ['sessionId', 'agentId']);
     const order = c.req.query('order') ?? 'recent';

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { AppEnv, AppDeps } from '../../app.js';
+import type { AppEnv, ReadDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { GroupBy } from '../../store/store.js';
 import { filtersOf, parseInterval, rangeOf } from './query.js';
@@ -8,7 +8,7 @@ import { wireStats } from './wire.js';
 const GROUPS: readonly GroupBy[] = ['model', 'provider', 'agentId', 'reason'];
 const DAY = 86_400_000;
 
-export function registerStats(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerStats(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/stats', async (c) => {
     const now = deps.now();
     const range = rangeOf(c, { from: now - DAY, to: now });

@@ -2,14 +2,16 @@
 // same parameter strings a query string would carry.
 import type { Context } from 'hono';
 import { CachebreakError } from '../../../errors.js';
+import { readBody } from '../../../ingest/http/body.js';
 import type { ParamSource } from '../params.js';
 
 export type Json = Record<string, unknown>;
 
-export async function jsonBody(c: Context): Promise<Json> {
+export async function jsonBody(c: Context, limit: number): Promise<Json> {
+  const raw = await readBody(c.req.raw, limit);
   let body: unknown;
   try {
-    body = await c.req.json();
+    body = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new CachebreakError('invalid_body', 'the body is not JSON', 'send the JSON request the simPod datasource sends');
   }

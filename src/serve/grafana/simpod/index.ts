@@ -2,12 +2,12 @@
 // queries as the Infinity endpoints. Its datasource URL is
 // http://<host>:4318/grafana/json.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../../app.js';
+import type { AppEnv, ReadDeps } from '../../../app.js';
 import { registerMetrics } from './metrics.js';
 import { registerQuery } from './query.js';
 import { registerVariables } from './variables.js';
 
-export function registerSimpod(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerSimpod(app: Hono<AppEnv>, deps: ReadDeps): void {
   // "Test connection": any 200.
   app.get('/grafana/json', (c) => c.json({ status: 'ok' }));
   app.get('/grafana/json/', (c) => c.json({ status: 'ok' }));

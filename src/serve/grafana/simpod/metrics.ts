@@ -2,7 +2,7 @@
 // as payload fields (closed lists as selects, dashboard dimensions as
 // multi-selects filled from the data), via /metrics and /metric-payload-options.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../../app.js';
+import type { AppEnv, ReadDeps } from '../../../app.js';
 import { QUERIES, QUERY_BY_NAME } from '../queries/index.js';
 import { valuesQuery } from '../queries/values.js';
 import { jsonBody, rangeBase } from './body.js';
@@ -22,14 +22,14 @@ function payloads(name: string) {
     });
 }
 
-export function registerMetrics(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerMetrics(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/metrics', async (c) => {
-    await jsonBody(c);
+    await jsonBody(c, deps.bodyLimit);
     return c.json(QUERIES.map((q) => ({ label: q.name, value: q.name, payloads: payloads(q.name) })));
   });
 
   app.post('/grafana/json/metric-payload-options', async (c) => {
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, deps.bodyLimit);
     const query = QUERY_BY_NAME.get(String(body.metric));
     const spec = query?.params[String(body.name)];
     if (!spec) return c.json([]);

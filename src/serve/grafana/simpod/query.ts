@@ -2,7 +2,7 @@
 // its query; series come back as [value, ms] datapoints, tables as columns
 // and rows, each tagged with the target's refId.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../../app.js';
+import type { AppEnv, ReadDeps } from '../../../app.js';
 import { CachebreakError } from '../../../errors.js';
 import { toSimpod } from '../frame.js';
 import { QUERY_BY_NAME } from '../queries/index.js';
@@ -29,9 +29,9 @@ function adHoc(body: Json): Record<string, string[]> {
   return out;
 }
 
-export function registerQuery(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerQuery(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/query', async (c) => {
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, deps.bodyLimit);
     const base = { ...rangeBase(body), ...adHoc(body) };
     if (typeof body.intervalMs === 'number') base.interval = [String(body.intervalMs)];
     const targets = Array.isArray(body.targets) ? (body.targets as Target[]) : [];

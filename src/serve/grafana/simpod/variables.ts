@@ -1,6 +1,6 @@
 // Variable values and ad hoc filters for simPod: /variable, /tag-keys, /tag-values.
 import type { Hono } from 'hono';
-import type { AppDeps, AppEnv } from '../../../app.js';
+import type { AppEnv, ReadDeps } from '../../../app.js';
 import { CachebreakError } from '../../../errors.js';
 import { valuesQuery } from '../queries/values.js';
 import { jsonBody, payloadOf, rangeBase, type Json } from './body.js';
@@ -8,7 +8,7 @@ import { jsonBody, payloadOf, rangeBase, type Json } from './body.js';
 /** The dimensions an ad hoc filter can narrow: every query that takes one honours it. */
 const TAG_KEYS = ['model', 'provider', 'agentId', 'reason', 'sessionId'];
 
-async function values(deps: AppDeps, project: string, body: Json, dimension: string): Promise<string[]> {
+async function values(deps: ReadDeps, project: string, body: Json, dimension: string): Promise<string[]> {
   const base: Record<string, string[]> = { ...rangeBase(body), dimension: [dimension] };
   const frame = await valuesQuery.run({ store: deps.store, project, now: deps.now() }, (name) => base[name]);
   return frame.rows.map(([value]) => String(value));
@@ -23,20 +23,20 @@ function dimensionOf(raw: unknown): string {
   throw new CachebreakError('bad_request', 'payload: name a dimension', `e.g. {"target": "model"}; one of ${TAG_KEYS.join(', ')}`);
 }
 
-export function registerVariables(app: Hono<AppEnv>, deps: AppDeps): void {
+export function registerVariables(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/variable', async (c) => {
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, deps.bodyLimit);
     const list = await values(deps, c.var.project, body, dimensionOf(body.payload));
     return c.json(list.map((value) => ({ __text: value, __value: value })));
   });
 
   app.post('/grafana/json/tag-keys', async (c) => {
-    await jsonBody(c);
+    await jsonBody(c, deps.bodyLimit);
     return c.json(TAG_KEYS.map((text) => ({ type: 'string', text })));
   });
 
   app.post('/grafana/json/tag-values', async (c) => {
-    const body = await jsonBody(c);
+    const body = await jsonBody(c, deps.bodyLimit);
     const key = String(body.key);
     if (!TAG_KEYS.includes(key)) {
       throw new CachebreakError('bad_request', `key: expected one of ${TAG_KEYS.join(', ')}, got "${key.slice(0, 40)}"`, 'POST /grafana/json/tag-keys lists them');
