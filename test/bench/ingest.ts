@@ -1,19 +1,18 @@
-// Service figures: HTTP ingest of 1,000-event batches against a raw prepared
-// insert of the same rows; bytes on disk per turn; /v1/stats latency.
+// Ingest figures: HTTP ingest of 1,000-event batches into a server process,
+// beside a raw prepared insert of the same rows; the server's peak memory;
+// bytes on disk per turn. The database it leaves is what queries.ts reads.
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { percentile, type Row } from './lib.js';
+import { type Row } from './lib.js';
 import { startServerProcess } from './server-process.js';
 import { benchBatch, type WorkloadOptions } from './workload.js';
 
 const BATCH = 1_000;
 /** Sessions active at once (each with a subagent stream): a team's worth of agents. */
-const CONCURRENCY = 64;
+export const CONCURRENCY = 64;
 /** Requests in flight at once, as several collectors or agents would send. */
 const SENDERS = 4;
-const DAY = 86_400_000;
 
 /** The physical limit: the same rows through one prepared INSERT, 1,000 per transaction. */
 function rawInsert(dir: string, options: WorkloadOptions): number {
@@ -34,6 +33,24 @@ function rawInsert(dir: string, options: WorkloadOptions): number {
   const rate = (options.turns * 1000) / (performance.now() - start);
   db.close();
   return rate;
+}
+
+/** The largest resident set of a process, sampled every 250 ms until stopped. */
+function sampleRss(pid: number): { stop(): number } {
+  let peak = 0;
+  const sample = () => {
+    const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    if (match) peak = Math.max(peak, Number(match[1]) / 1024);
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
 async function post(url: string, events: Record<string, unknown>[]): Promise<void> {
@@ -62,44 +79,26 @@ async function ingestOverHttp(url: string, options: WorkloadOptions, first = 0):
   return (options.turns * 1000) / (performance.now() - start);
 }
 
-export async function benchIngest(turns = 1_000_000): Promise<Row[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
-  try {
-    const start = Date.parse('2026-11-29T00:00:00Z');
-    const options: WorkloadOptions = { turns, start, spanMs: DAY, concurrency: CONCURRENCY };
-    const baseline = rawInsert(dir, { ...options, turns: Math.min(turns, 200_000) });
-
-    const db = join(dir, 'cachebreak.db');
-    let server = await startServerProcess(db);
-    const ingestRate = await ingestOverHttp(server.url, options);
-    await server.stop(); // closing checkpoints the WAL into the file
-    const bytesPerTurn = statSync(db).size / turns;
-
-    server = await startServerProcess(db);
-    const query = `${server.url}/v1/stats?from=${start}&to=${start + DAY}&interval=1m`;
-    const latencies: number[] = [];
-    for (let i = 0; i < 60; i++) {
-      const t0 = performance.now();
-      const response = await fetch(query);
-      const body = (await response.json()) as { buckets: unknown[] };
-      if (body.buckets.length !== 1440) throw new Error(`expected 1440 buckets, got ${body.buckets.length}`);
-      latencies.push(performance.now() - t0);
-    }
-    await server.stop();
-    const millions = (turns / 1e6).toLocaleString('en-US');
-    return [
-      {
-        figure: `HTTP ingest, JSON, 1,000-event batches, ${CONCURRENCY} concurrent sessions (${millions}M turns)`,
-        value: ingestRate,
-        unit: 'turns/s',
-        baseline: { label: 'raw prepared INSERT of the same rows', value: baseline },
-        aim: '≥ 50,000 (issue 3), ≥ 100,000 (issue 7)',
-      },
-      { figure: `disk bytes per turn at ${millions}M turns`, value: bytesPerTurn, unit: 'B/turn', aim: '≤ 100 at 10M' },
-      { figure: `/v1/stats, 24 h in 1-minute buckets, ${millions}M turns: p50`, value: percentile(latencies, 50), unit: 'ms' },
-      { figure: `/v1/stats, 24 h in 1-minute buckets, ${millions}M turns: p95`, value: percentile(latencies, 95), unit: 'ms', aim: '< 100 ms' },
-    ];
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+/** Ingests `turns` turns over HTTP into `dir`/cachebreak.db (left there, checkpointed) and measures it. */
+export async function benchIngest(dir: string, options: WorkloadOptions): Promise<Row[]> {
+  const { turns } = options;
+  const baseline = rawInsert(dir, { ...options, turns: Math.min(turns, 200_000) });
+  const db = join(dir, 'cachebreak.db');
+  const server = await startServerProcess(db);
+  const rss = sampleRss(server.child.pid!);
+  const ingestRate = await ingestOverHttp(server.url, options);
+  const peakRss = rss.stop();
+  await server.stop(); // closing checkpoints the WAL into the file
+  const millions = (turns / 1e6).toLocaleString('en-US');
+  return [
+    {
+      figure: `HTTP ingest, JSON, 1,000-event batches, ${CONCURRENCY} concurrent sessions (${millions}M turns)`,
+      value: ingestRate,
+      unit: 'turns/s',
+      baseline: { label: 'raw prepared INSERT of the same rows', value: baseline },
+      aim: '≥ 50,000 (issue 3), ≥ 100,000 (issue 7)',
+    },
+    { figure: `disk bytes per turn at ${millions}M turns`, value: statSync(db).size / turns, unit: 'B/turn', aim: '≤ 100 at 10M' },
+    { figure: `peak RSS of the server while ingesting ${millions}M turns`, value: peakRss, unit: 'MiB', aim: '≤ 300 MB at 10M' },
+  ];
 }

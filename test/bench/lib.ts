@@ -1,5 +1,6 @@
 // A small benchmark harness: every figure is printed next to a baseline
 // measured in the same run on the same data.
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 
@@ -35,18 +36,29 @@ function format(value: number): string {
   return value.toFixed(value >= 10 ? 1 : 2);
 }
 
-export function printRows(rows: Row[]): void {
-  const lines = rows.map((r) => [
+const HEADER = ['figure', 'value', 'baseline in the same run', 'ratio', 'aim'];
+
+function cells(r: Row): string[] {
+  return [
     r.figure,
     `${format(r.value)} ${r.unit}`,
     r.baseline ? `${format(r.baseline.value)} ${r.unit} (${r.baseline.label})` : '—',
     r.baseline ? `${(r.value / r.baseline.value).toFixed(2)}×` : '—',
     r.aim ?? '—',
-  ]);
-  const header = ['figure', 'value', 'baseline in the same run', 'ratio', 'aim'];
-  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
-  console.log(fmt(header));
+  ];
+}
+
+/** The rows as a Markdown table, for the README. */
+export function markdownTable(rows: readonly Row[]): string {
+  const line = (c: string[]) => `| ${c.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
+  return [line(HEADER), line(HEADER.map(() => '---')), ...rows.map((r) => line(cells(r)))].join('\n');
+}
+
+export function printRows(rows: Row[]): void {
+  const lines = rows.map(cells);
+  const widths = HEADER.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (line: string[]) => line.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+  console.log(fmt(HEADER));
   console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
   for (const l of lines) console.log(fmt(l));
 }
@@ -60,6 +72,22 @@ export function machine() {
   };
 }
 
-export function writeResults(path: string, rows: Row[], extra: Record<string, unknown> = {}): void {
-  writeFileSync(path, JSON.stringify({ date: new Date().toISOString(), machine: machine(), ...extra, rows }, null, 2) + '\n');
+/** The commit measured, marked when the work tree had uncommitted changes. */
+function commit(): string {
+  const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+  return dirty ? `${head} with uncommitted changes` : head;
+}
+
+export interface Results {
+  date: string;
+  commit: string;
+  machine: ReturnType<typeof machine>;
+  sizes: number[];
+  rows: Row[];
+}
+
+export function writeResults(path: string, rows: Row[], sizes: number[]): void {
+  const results: Results = { date: new Date().toISOString(), commit: commit(), machine: machine(), sizes, rows };
+  writeFileSync(path, JSON.stringify(results, null, 2) + '\n');
 }

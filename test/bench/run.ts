@@ -1,16 +1,42 @@
-// `npm run bench`: prints every figure beside its same-run baseline and
-// writes bench-results.json. `npm run bench -- --turns N` scales the service
-// figures down for a quick look.
+// `npm run bench`: prints every figure beside its same-run baseline, writes
+// bench-results.json and regenerates the README's performance section from it.
+// The service figures are measured at each size of `--sizes` (default 1M and
+// 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
+// database, and the read figures are measured on that same file.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { benchCore } from './core.js';
-import { benchGrafana } from './grafana.js';
-import { benchIngest } from './ingest.js';
+import { benchIngest, CONCURRENCY } from './ingest.js';
+import { benchLatency } from './latency.js';
 import { printRows, writeResults, type Row } from './lib.js';
 import { benchOtlp } from './otlp.js';
+import { benchQueries } from './queries.js';
 import { benchTail } from './tail.js';
 
-const turnsFlag = process.argv.indexOf('--turns');
-const turns = turnsFlag >= 0 ? Number(process.argv[turnsFlag + 1]) : 1_000_000;
+const DAY = 86_400_000;
+const sizesFlag = process.argv.indexOf('--sizes');
+const sizes = (sizesFlag >= 0 ? process.argv[sizesFlag + 1]! : '1000000,10000000').split(',').map(Number);
+if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1_000 || n % 1_000 !== 0)) {
+  throw new Error('--sizes: a comma-separated list of turn counts, each a multiple of 1,000');
+}
 
-const rows: Row[] = [...benchCore(), ...(await benchIngest(turns)), ...(await benchOtlp(turns)), ...(await benchTail(turns)), ...(await benchGrafana(turns))];
+async function atScale(turns: number): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
+  try {
+    const options = { turns, start: Date.parse('2026-11-29T00:00:00Z'), spanMs: DAY, concurrency: CONCURRENCY };
+    const ingest = await benchIngest(dir, options);
+    return [...ingest, ...(await benchQueries(join(dir, 'cachebreak.db'), options))];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const smallest = Math.min(...sizes);
+const rows: Row[] = [...benchCore()];
+for (const turns of sizes) rows.push(...(await atScale(turns)));
+rows.push(...(await benchLatency()), ...(await benchOtlp(smallest)), ...(await benchTail(smallest)));
 printRows(rows);
-writeResults('bench-results.json', rows, { turns });
+writeResults('bench-results.json', rows, sizes);
+execFileSync('npm', ['run', 'docs'], { stdio: 'inherit' });
