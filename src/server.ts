@@ -115,7 +115,8 @@ function retention(store: SqliteStore, options: ServerOptions, log: Logger): { s
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true });
-  if (!isLoopback(options.host) && !options.insecureNoAuth && !(await store.hasActiveKeys())) {
+  const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
+  if (!openWithoutKeys && !(await store.hasActiveKeys())) {
     await store.close();
     throw new ConfigError(
       `refusing to serve ${options.host} with no API keys: anyone who can connect could read and write. ` +
@@ -126,7 +127,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const counters = new Counters();
   const pipeline = new Pipeline(store, counters, log);
   const perSecond = options.rateLimit ?? 100;
-  const auth = new Authenticator(store, { openProject: options.project, rateLimit: { perSecond, burst: 2 * perSecond }, now: Date.now });
+  const auth = new Authenticator(store, { openProject: options.project, openWithoutKeys, rateLimit: { perSecond, burst: 2 * perSecond }, now: Date.now });
   // The OpenTelemetry SDK takes most of a second to load: only when it is used.
   const otel = options.otel;
   let breakExport: BreakExport | undefined;

@@ -1,6 +1,7 @@
 // Who is calling, for every transport (HTTP, gRPC): a bearer key resolves to
-// its project and scopes; with no key configured at all, everything belongs to
-// the default project (the server only runs that way on loopback).
+// its project and scopes; with no active key at all, everything belongs to the
+// default project, but only where running open is allowed (loopback, or
+// --insecure-no-auth): elsewhere, revoking the last key locks the server.
 import { timingSafeEqual } from 'node:crypto';
 import { CachebreakError } from '../errors.js';
 import type { Scope, Store } from '../store/store.js';
@@ -22,6 +23,8 @@ export interface RateLimit {
 export interface AuthOptions {
   /** The project of unauthenticated requests when no key exists. */
   openProject: string;
+  /** Whether the server may run open when no active key exists; otherwise every request needs a key. */
+  openWithoutKeys: boolean;
   rateLimit: RateLimit;
   now: () => number;
 }
@@ -49,7 +52,7 @@ export class Authenticator {
 
   /** Throws a 401, 403 or 429 CachebreakError when the call may not proceed. */
   async authorize(authorization: string | undefined, scope: Scope): Promise<Principal> {
-    if (await this.isOpen()) return { project: this.options.openProject, keyId: null };
+    if (this.options.openWithoutKeys && (await this.isOpen())) return { project: this.options.openProject, keyId: null };
     const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) throw unauthorized(authorization ? 'the Authorization header is not "Bearer <key>"' : 'an API key is required');
     const token = match[1]!;

@@ -3,9 +3,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Authenticator } from '../../src/auth/authenticator.js';
 import { main } from '../../src/cli/main.js';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { startServer } from '../../src/server.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { toWire, turn, usage } from '../core/scenario.js';
 import { tempDir } from '../helpers.js';
 
@@ -114,5 +116,27 @@ describe('API keys', () => {
     await expect(
       startServer({ host: '0.0.0.0', port: 0, db, bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' }, () => {}),
     ).rejects.toThrow(/refusing to serve 0\.0\.0\.0 with no API keys/);
+  });
+
+  it('once the last key is revoked, lock a server that may not run open, and open one that may', async () => {
+    const db = join(tempDir(), 'r.db');
+    const key = await createKey(db, 'alpha', 'read');
+    const store = new SqliteStore(db, DEFAULT_DETECTION);
+    let now = 0;
+    const authenticator = (openWithoutKeys: boolean) =>
+      new Authenticator(store, { openProject: 'default', openWithoutKeys, rateLimit: { perSecond: 100, burst: 100 }, now: () => now });
+    // Beyond loopback (no --insecure-no-auth) and on loopback.
+    const [remote, local] = [authenticator(false), authenticator(true)];
+    try {
+      for (const auth of [remote, local]) expect(await auth.authorize(`Bearer ${key}`, 'read')).toEqual({ project: 'alpha', keyId: 1 });
+      await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
+      expect((await cli(['keys', 'revoke', '--db', db, '1'])).code).toBe(0);
+      now += 1_000; // whether any key is active is asked again after a second
+      await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
+      await expect(remote.authorize(`Bearer ${key}`, 'read')).rejects.toThrow('unknown or revoked API key');
+      expect(await local.authorize(undefined, 'ingest')).toEqual({ project: 'default', keyId: null });
+    } finally {
+      await store.close();
+    }
   });
 });

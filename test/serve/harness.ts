@@ -15,7 +15,7 @@ export function testApp(options: { bodyLimit?: number; limits?: Limits } = {}) {
   const logLines: string[] = [];
   const log = createLogger((line) => logLines.push(line), () => new Date(NOW));
   const pipeline = new Pipeline(store, counters, log);
-  const auth = new Authenticator(store, { openProject: 'default', rateLimit: { perSecond: 1000, burst: 2000 }, now: () => NOW });
+  const auth = new Authenticator(store, { openProject: 'default', openWithoutKeys: true, rateLimit: { perSecond: 1000, burst: 2000 }, now: () => NOW });
   const app = buildApp({ store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, auth, limits: options.limits ?? DEFAULT_LIMITS, now: () => NOW });
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     app.request('/v1/events', {
