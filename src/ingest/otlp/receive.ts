@@ -46,11 +46,19 @@ export class OtlpReceiver {
     if (telemetry.logs.length === 0 && telemetry.spans.length === 0 && telemetry.points.length === 0 && oversized.length === 0) {
       return { rejected: 0, errorMessage: '' };
     }
-    const mapped = mapTelemetry(telemetry, this.context(project));
+    const context = this.context(project);
+    const mapped = mapTelemetry(telemetry, context);
+    const unjoin = context.joined();
     mapped.rejected.push(...oversized);
     this.countIgnored(project, signal, mapped.ignored);
     this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
-    await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
+    try {
+      await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
+    } catch (error) {
+      // Not stored (429, 503): the retry of this request must be able to join again.
+      unjoin();
+      throw error;
+    }
     const rejected = mapped.rejected.length;
     if (rejected === 0) return { rejected: 0, errorMessage: '' };
     const quoted = mapped.rejected.slice(0, QUOTED).map((r) => `${r.record}: ${r.error}`.slice(0, 300));

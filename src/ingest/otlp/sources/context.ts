@@ -1,7 +1,9 @@
 // State that outlives one OTLP request: the halves of a join that arrived
 // first, waiting for the other half, which may come in a later request. Every
 // table is bounded in entries and age, so a half that never finds its partner
-// (a failed request has no response body) cannot make memory grow.
+// (a failed request has no response body) cannot make memory grow. A join
+// is undone when the write of its events fails, so that the client's retry
+// of the same request finds the half it needs again.
 import type { SnapshotContent } from '../../../core/types.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits.js';
 
@@ -24,6 +26,8 @@ export class Pending<V> {
     private readonly capacity: number,
     private readonly maxAgeMs: number,
     private readonly now: () => number,
+    /** Where each take leaves the way to put its value back. */
+    private readonly undo: (() => void)[],
   ) {}
 
   get size(): number {
@@ -44,6 +48,7 @@ export class Pending<V> {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     this.entries.delete(key);
+    this.undo.push(() => this.set(key, entry.value));
     return entry.value;
   }
 
@@ -97,18 +102,29 @@ export interface MappingContext {
   /** Gemini CLI GenAI details prefixes by session + event.timestamp, when they came before their `api_response`. */
   readonly geminiPrefixes: Pending<WaitingPrefix>;
   readonly limits: Limits;
+  /**
+   * Ends a mapping: returns what puts back every half it took, for when its
+   * events cannot be written. Mapping is synchronous, so one mapping's takes
+   * are never mixed with another's.
+   */
+  joined(): () => void;
 }
 
 export function createMappingContext(options: ContextOptions = {}): MappingContext {
   const capacity = options.capacity ?? 10_000;
   const maxAgeMs = options.maxAgeMs ?? 60 * 60_000;
   const now = options.now ?? Date.now;
-  const table = <V>() => new Pending<V>(capacity, maxAgeMs, now);
+  const undo: (() => void)[] = [];
+  const table = <V>() => new Pending<V>(capacity, maxAgeMs, now, undo);
   return {
     claudeBodies: table(),
     claudeRequestIds: table(),
     geminiCalls: table(),
     geminiPrefixes: table(),
     limits: options.limits ?? DEFAULT_LIMITS,
+    joined() {
+      const taken = undo.splice(0);
+      return () => taken.forEach((putBack) => putBack());
+    },
   };
 }

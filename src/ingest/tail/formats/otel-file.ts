@@ -31,6 +31,7 @@ export function otelFileDecoder(now: () => number = Date.now): Decoder {
         return;
       }
       const mapped = mapTelemetry(dump.telemetry, context);
+      context.joined(); // the tailer retries a batch until it is stored: a join here is never undone
       out.events.push(...mapped.events);
       out.tokenPoints.push(...mapped.tokenPoints);
       for (const r of mapped.rejected) out.rejected.push({ line, error: `${r.record}: ${r.error}` });
