@@ -106,7 +106,9 @@ export class SqliteStore implements Store {
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
     const conditions = [
-      eq(b.projectId, projectId),
+      // A session's breaks are few: the unary + keeps the planner off the
+      // project-and-time index, which would walk every break of the project.
+      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
       ...rangeConditions(b.ts, range),
       ...filterConditions(this.dictionary, projectId, filters, {
         model: b.modelId,
@@ -276,7 +278,7 @@ export class SqliteStore implements Store {
   private breakConditions(projectId: number, range: TimeRange, filters: Filters): SQL[] {
     const b = breaksTable;
     return [
-      eq(b.projectId, projectId),
+      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
       ...rangeConditions(b.ts, range),
       ...filterConditions(this.dictionary, projectId, filters, {
         model: b.modelId,
