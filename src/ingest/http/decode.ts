@@ -1,6 +1,7 @@
 // Splits a /v1/events body into values: JSON ({"events": […]} or an array)
 // or NDJSON (one value per line, a bad line rejected on its own).
 import { CachebreakError } from '../../errors.js';
+import { jsonProblem } from '../json-problem.js';
 
 export const JSON_TYPES = new Set(['application/json']);
 export const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/jsonl', 'application/json-lines', 'application/ndjson']);
@@ -27,7 +28,7 @@ export function decodeJson(text: string): (DecodedValue | UndecodableLine)[] {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw notJson((error as Error).message);
+    throw notJson(jsonProblem(error));
   }
   const events = Array.isArray(parsed) ? parsed : (parsed as { events?: unknown } | null)?.events;
   if (!Array.isArray(events)) {
@@ -48,7 +49,7 @@ export function decodeNdjson(text: string): (DecodedValue | UndecodableLine)[] {
     try {
       out.push({ ok: true, value: JSON.parse(line) });
     } catch (error) {
-      out.push({ ok: false, error: `line ${i + 1}: not valid JSON (${(error as Error).message})` });
+      out.push({ ok: false, error: `line ${i + 1}: not valid JSON (${jsonProblem(error)})` });
     }
   });
   if (out.length > 0 && out.every((v) => !v.ok)) throw notJson('no line of the NDJSON body is valid JSON');

@@ -10,6 +10,7 @@ import { mediaType, readBody } from './body.js';
 import { tooManyEvents } from './route.js';
 import { toMs, type Rejection } from './events.js';
 import { timestamp } from './schema.js';
+import { jsonProblem } from '../json-problem.js';
 
 const count = z.number().int().nonnegative().nullable().optional();
 const label = z.string().min(1).max(256);
@@ -58,7 +59,7 @@ export function registerExternalBreakIngest(app: Hono<AppEnv>, deps: AppDeps): v
       body = JSON.parse((await readBody(c.req.raw, deps.bodyLimit)).toString('utf8'));
     } catch (error) {
       if (error instanceof CachebreakError) throw error;
-      throw new CachebreakError('invalid_body', `body is not JSON: ${(error as Error).message}`, 'send {"breaks": [...]}');
+      throw new CachebreakError('invalid_body', `body is not JSON: ${jsonProblem(error)}`, 'send {"breaks": [...]}');
     }
     const list = (body as { breaks?: unknown } | null)?.breaks;
     if (!Array.isArray(list)) throw new CachebreakError('invalid_body', 'expected {"breaks": [...]}', 'wrap the reports in {"breaks": [...]}');

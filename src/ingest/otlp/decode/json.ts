@@ -5,6 +5,7 @@
 import type { Attributes, AttributeValue, LogRecord, MetricPoint, Origin, Span, SpanEvent, Temporality } from '../records.js';
 import { emptyDecoded, ignore, MAX_DEPTH, type Decoded, type Signal } from './decoded.js';
 import { DecodeError } from './wire.js';
+import { jsonProblem } from '../../json-problem.js';
 
 type Json = Record<string, unknown>;
 
@@ -196,7 +197,7 @@ export function decodeJson(signal: Signal, body: Buffer): Decoded {
   try {
     parsed = JSON.parse(source);
   } catch (error) {
-    throw new DecodeError(`body is not JSON: ${(error as Error).message}`);
+    throw new DecodeError(`body is not JSON: ${jsonProblem(error)}`);
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new DecodeError(`expected a JSON object with "${KEYS[signal][0]}"`);

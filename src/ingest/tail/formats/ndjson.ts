@@ -2,6 +2,7 @@
 // them: the same conversion, so a tailed event obeys the same rules.
 import { toCacheEvent } from '../../http/events.js';
 import { unitText, type Decoder } from './decoder.js';
+import { jsonProblem } from '../../json-problem.js';
 
 export function ndjsonDecoder(): Decoder {
   return {
@@ -13,7 +14,7 @@ export function ndjsonDecoder(): Decoder {
       try {
         value = JSON.parse(text);
       } catch (error) {
-        out.rejected.push({ line, error: `not valid JSON (${(error as Error).message})` });
+        out.rejected.push({ line, error: `not valid JSON (${jsonProblem(error)})` });
         return;
       }
       const converted = toCacheEvent(value);

@@ -5,6 +5,7 @@
 import { createMappingContext, mapTelemetry, type MappingContext } from '../../otlp/sources/index.js';
 import { unitText, type Decoder } from './decoder.js';
 import { DumpError, telemetryOfDump } from './otel-sdk.js';
+import { jsonProblem } from '../../json-problem.js';
 
 function waitingHalves(context: MappingContext): number {
   return context.claudeBodies.size + context.claudeRequestIds.size + context.geminiCalls.size + context.geminiPrefixes.size;
@@ -19,7 +20,7 @@ export function otelFileDecoder(now: () => number = Date.now): Decoder {
       try {
         value = JSON.parse(unitText(bytes, start, end));
       } catch (error) {
-        out.rejected.push({ line, error: `not valid JSON (${(error as Error).message})` });
+        out.rejected.push({ line, error: `not valid JSON (${jsonProblem(error)})` });
         return;
       }
       let dump: ReturnType<typeof telemetryOfDump>;
