@@ -1,6 +1,7 @@
 // Breaks as annotations: a marker on every time series at the moment the
-// cache broke, saying why. Columns follow Infinity's and Grafana's
-// annotation names (time, text, title, tags); text comes first because the
+// cache broke, saying why. Columns are Grafana's annotation fields (text,
+// title, tags), with the time as `ts` like every other endpoint (the
+// dashboards' Infinity target names it `time`); text comes first because the
 // simPod path takes the first string field as the text.
 import type { BreakRecord } from '../../../core/types.js';
 import { frame } from '../frame.js';
