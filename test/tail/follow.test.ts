@@ -77,6 +77,21 @@ describe('appends', () => {
     expect(following.rejected).toEqual([`${path}:11: not valid JSON (Unexpected token 'o')`]);
   });
 
+  it('reads a file in the format it is told, whatever its first line looks like', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'events.ndjson');
+    writeFileSync(path, turns('sess-forced', 6).text);
+    const detected = freshStore();
+    await (await follow(detected, [path], { fromStart: true })).tailer.settled();
+    expect(Object.keys(await turnStates(detected, ['sess-forced']))).toHaveLength(6);
+    // Read as a Claude Code debug log, the same lines are no [PROMPT CACHE BREAK] reports: ignored, nothing stored.
+    const forced = freshStore();
+    const following = await follow(forced, [path], { fromStart: true, format: 'claude-debug' });
+    await following.tailer.settled();
+    expect(await turnStates(forced, ['sess-forced'])).toEqual({});
+    expect(following.tailer.totals()).toMatchObject({ units: 6, ignored: 6 });
+  });
+
   it('gives up a line that never ends (64 MiB without a newline) and reads on after it', async () => {
     const dir = tempDir();
     const path = join(dir, 'events.ndjson');
