@@ -7,6 +7,7 @@ import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
 import { parseDuration } from './core/duration.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
+import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
@@ -272,6 +273,13 @@ export const OPTIONS = {
     valueName: 'N',
     help: 'Requests per second each API key may make (bursts of twice that); over it: 429 with Retry-After',
     parse: integer(1, 1_000_000),
+  } satisfies Option<number>,
+  'queue-limit': {
+    env: 'CACHEBREAK_QUEUE_LIMIT',
+    default: DEFAULT_QUEUE_LIMIT,
+    valueName: 'N',
+    help: 'Events waiting to be written, past which ingest answers 429 with Retry-After instead of queueing more',
+    parse: integer(1_000, 100_000_000),
   } satisfies Option<number>,
   scope: {
     env: 'CACHEBREAK_SCOPE',

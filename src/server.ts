@@ -8,7 +8,7 @@ import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
-import { Pipeline } from './ingest/pipeline.js';
+import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
@@ -33,6 +33,8 @@ export interface ServerOptions {
   insecureNoAuth?: boolean;
   /** Requests per second per API key. */
   rateLimit?: number;
+  /** Events waiting to be written, past which ingest answers 429; DEFAULT_QUEUE_LIMIT when absent. */
+  queueLimit?: number;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
@@ -125,7 +127,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     );
   }
   const counters = new Counters();
-  const pipeline = new Pipeline(store, counters, log);
+  const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });
   const perSecond = options.rateLimit ?? 100;
   const auth = new Authenticator(store, { openProject: options.project, openWithoutKeys, rateLimit: { perSecond, burst: 2 * perSecond }, now: Date.now });
   // The OpenTelemetry SDK takes most of a second to load: only when it is used.

@@ -28,6 +28,9 @@ export interface PipelineOptions {
   queueLimit: number;
 }
 
+/** A few seconds of ingest at full speed: enough to absorb bursts, small enough to bound memory. */
+export const DEFAULT_QUEUE_LIMIT = 200_000;
+
 interface Pending {
   batch: IngestBatch;
   /** Events plus token points: what the queue limit and group size count. */
@@ -56,7 +59,7 @@ export class Pipeline {
     private readonly store: Store,
     private readonly counters: Counters,
     private readonly log: Logger,
-    private readonly options: PipelineOptions = { queueLimit: 200_000 },
+    private readonly options: PipelineOptions = { queueLimit: DEFAULT_QUEUE_LIMIT },
   ) {}
 
   subscribe(subscriber: BreakSubscriber): void {
@@ -91,8 +94,8 @@ export class Pipeline {
       return Promise.reject(
         new CachebreakError(
           'rate_limited',
-          `the ingest queue is full (${this.queuedEvents} events waiting); nothing from this request was stored`,
-          'retry after the delay in Retry-After; send smaller batches or fewer at once',
+          `the ingest queue is full (${this.queuedEvents} events waiting, --queue-limit ${this.options.queueLimit}); nothing from this request was stored`,
+          'retry after the delay in Retry-After; send smaller batches or fewer at once, or raise --queue-limit',
           { retryAfter: 1 },
         ),
       );
@@ -125,7 +128,6 @@ export class Pipeline {
     try {
       await this.writeGroup(group);
     } finally {
-      this.queuedEvents -= events;
       this.scheduled = false;
       this.schedule();
     }
@@ -141,11 +143,17 @@ export class Pipeline {
         for (const pending of group) await this.writeGroup([pending]);
         return;
       }
-      group[0]!.reject(this.storeError(error));
+      this.leave(group[0]!).reject(this.storeError(error));
       return;
     }
     this.announce(result, group);
-    group.forEach((pending, i) => pending.resolve(result.counts[i]!));
+    group.forEach((pending, i) => this.leave(pending).resolve(result.counts[i]!));
+  }
+
+  /** Takes a request's events off the queue before it is answered: a client that sends again at once finds the room. */
+  private leave(pending: Pending): Pending {
+    this.queuedEvents -= pending.size;
+    return pending;
   }
 
   private storeError(error: unknown): unknown {
