@@ -1,13 +1,14 @@
 // Bad input against a real server, one row per case: the exact status, error
 // code and message, or the exact partial-success answer; afterwards the
-// server still answers and what was stored before is intact. The rows share
-// one seeded server, so that one process takes all of them (and the suite
-// stays fast); each row compares the turn count with its own starting point.
+// server still answers and what was stored before is intact, record for
+// record. The rows share one seeded server, so that one process takes all of
+// them (and the suite stays fast); each row compares what is stored with its
+// own starting point.
 import { Agent } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sessionsOf } from './api.js';
-import { realisticBatch, splitTurn } from './events.js';
+import { breaksOf, sessionsOf, turnsOf, type WireBreak, type WireTurn } from './api.js';
+import { openaiBreak, realisticBatch, REALISTIC_TURNS, seedBreak, splitTurn } from './events.js';
 import { postEvents, startServer, type Reply, type ServerProcess } from './server.js';
 import { rawRequest } from './process.js';
 
@@ -17,6 +18,7 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 const NDJSON_TYPE = { 'content-type': 'application/x-ndjson' };
 /** Turns stored by realisticBatch(). */
 const SEEDED_TURNS = 7;
+const SESSIONS = Object.keys(REALISTIC_TURNS);
 
 /** Every request on a connection of its own, so one case cannot spoil the next through keep-alive. */
 const post = (url: string, body: Buffer | readonly Buffer[] | string, headers: Record<string, string> = JSON_TYPE) =>
@@ -204,6 +206,7 @@ async function seededServer(lifetime: 'test' | 'file' = 'test') {
   const server = await startServer({ args: BODY_LIMIT, lifetime });
   const seeded = await postEvents(server.url, realisticBatch());
   expect(seeded.body).toMatchObject({ accepted: realisticBatch().length, rejected: [] });
+  expect(await breaksOf(server.url)).toEqual([openaiBreak(), seedBreak()]);
   return server;
 }
 
@@ -211,11 +214,39 @@ async function storedTurns(url: string): Promise<number> {
   return (await sessionsOf(url)).reduce((sum, s) => sum + s.turns, 0);
 }
 
-async function stillServing(url: string, turns: number) {
+interface Stored {
+  /** Over every session, seeded or not. */
+  turnCount: number;
+  turns: Record<string, WireTurn[]>;
+  breaks: WireBreak[];
+}
+
+/** Every turn of the seeded sessions and every break record, as the API serves them. */
+async function stored(url: string): Promise<Stored> {
+  const turns: Record<string, WireTurn[]> = {};
+  for (const id of SESSIONS) turns[id] = await turnsOf(url, id);
+  return { turnCount: await storedTurns(url), turns, breaks: await breaksOf(url) };
+}
+
+/**
+ * The server answers, and what was stored before is still stored, field for
+ * field: no turn changed, none went missing, no break record was rewritten.
+ * Good events of the batch may only add `newTurns` turns after the last ones
+ * (they are later than everything seeded) and their breaks.
+ */
+async function stillServing(url: string, before: Stored, newTurns = 0) {
   const health = await get(url, '/healthz');
   expect(health.status).toBe(200);
   expect(health.body).toEqual({ status: 'ok' });
-  expect(await storedTurns(url)).toBe(turns);
+  const after = await stored(url);
+  expect(after.turnCount).toBe(before.turnCount + newTurns);
+  for (const id of SESSIONS) expect(after.turns[id]!.slice(0, before.turns[id]!.length), id).toEqual(before.turns[id]);
+  const ids = (s: Stored) => Object.values(s.turns).flat().map((t) => t.requestId);
+  const old = new Set(ids(before));
+  const added = new Set(ids(after).filter((id) => !old.has(id)));
+  expect(added.size).toBe(newTurns);
+  // Every break but those of the added turns is one of before's, unchanged.
+  expect(after.breaks.filter((b) => !added.has(b.requestId))).toEqual(before.breaks);
 }
 
 describe('bad input against a real server', () => {
@@ -225,7 +256,7 @@ describe('bad input against a real server', () => {
   });
 
   it.each(ERROR_CASES)('$name → $status $code', async ({ send, status, code, message }) => {
-    const before = await storedTurns(shared.url);
+    const before = await stored(shared.url);
     const reply = await send(shared.url);
     expect(reply.status).toBe(status);
     expect(reply.headers.get('content-type')).toBe('application/json');
@@ -237,15 +268,17 @@ describe('bad input against a real server', () => {
   });
 
   it.each(PARTIAL_CASES)('$name → 200 with rejected[]', async ({ send, answer, newTurns }) => {
-    const before = await storedTurns(shared.url);
+    const before = await stored(shared.url);
     const reply = await send(shared.url);
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual(answer);
-    await stillServing(shared.url, before + newTurns);
+    await stillServing(shared.url, before, newTurns);
   });
 
   it('the seeded data outlives every row', async () => {
     expect(await storedTurns(shared.url)).toBeGreaterThanOrEqual(SEEDED_TURNS);
+    // The seeded break records, exactly as first stored, among the later ones.
+    expect(await breaksOf(shared.url)).toEqual(expect.arrayContaining([openaiBreak(), seedBreak()]));
     expect((await get(shared.url, '/readyz')).status).toBe(200);
   });
 

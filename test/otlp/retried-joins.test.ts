@@ -12,7 +12,6 @@ import { freshStore } from '../helpers.js';
 import { fixture, only } from './sources/helpers.js';
 
 const v332 = fixture('claude-code/2.1.332.json');
-const named = (name: string) => (r: LogRecord) => r.body === `claude_code.${name}`;
 
 describe('OTLP joins across requests', () => {
   it('are undone when the write fails, so that the retry joins again', async () => {

@@ -55,6 +55,26 @@ describe('GET /v1/breaks', () => {
     expect(await ids('from=2026-11-30T10:00:15Z&to=1796032865000')).toEqual(['a4']);
   });
 
+  // The workload above is all Anthropic, so only an empty answer was checked;
+  // a filter that matched nothing at all would have passed.
+  it('filters by provider: each provider gets its own breaks', async () => {
+    const { get, post } = await loaded();
+    const openai = { sessionId: 'sess_C', provider: 'openai', model: 'gpt-4.1' } as const;
+    const reply = await post({
+      events: [
+        turn('c1', { ...openai, at: 80_000, usage: usage(0, 0, 30_000) }),
+        turn('c2', { ...openai, at: 90_000, usage: usage(29_000, 0, 1_000) }),
+        turn('c3', { ...openai, at: 100_000, systemBlockHashes: [hashString('date: 2026-12-01')], usage: usage(0, 0, 30_500) }),
+      ].map(toWire),
+    });
+    expect(await reply.json()).toMatchObject({ accepted: 3, rejected: [] });
+    const ids = async (query: string) => (await get(`/v1/breaks?${query}`)).body.breaks.map((b: any) => [b.requestId, b.provider]);
+    expect(await ids('provider=openai')).toEqual([['c3', 'openai']]);
+    expect(await ids('provider=anthropic')).toEqual([['b2', 'anthropic'], ['a4', 'anthropic'], ['a2', 'anthropic']]);
+    expect(await ids('provider=openai,anthropic')).toEqual([['c3', 'openai'], ['b2', 'anthropic'], ['a4', 'anthropic'], ['a2', 'anthropic']]);
+    expect(await ids('provider=openai&sessionId=sess_A')).toEqual([]);
+  });
+
   it('pages with an opaque cursor until nothing is left', async () => {
     const { get } = await loaded();
     const first = await get('/v1/breaks?limit=2');
@@ -93,6 +113,20 @@ describe('GET /v1/sessions', () => {
     expect(a.cacheRate).toBeCloseTo(read / input, 12);
     expect(a.tokens).toEqual({ uncached: 480, read, write: 900 + 48_900 + 100 + 49_000, write1h: 0, output: 1200 });
     expect(body.sessions[0].agentIds).toEqual(['reviewer']);
+  });
+
+  it('sums each session\'s missed cache-read tokens and estimated extra cost over its breaks', async () => {
+    const { get } = await loaded();
+    const { body } = await get('/v1/sessions');
+    const byId = Object.fromEntries(body.sessions.map((s: any) => [s.sessionId, s]));
+    // Every miss here is a full rewrite at the 5-minute write price (1.25×)
+    // instead of a read (0.1×): 1.15 × the input price per missed token.
+    // a2 misses a1's 48,000 + 900; a4 misses a3's 48,900 + 100 (on Opus 4.5, $5).
+    expect(byId.sess_A.missedCacheReadTokens).toBe(48_900 + 49_000);
+    expect(byId.sess_A.estimatedExtraCostUsd).toBe(0.450455); // 48,900 × 1.15 × $3 + 49,000 × 1.15 × $5, per MTok
+    // b2 misses b1's 30,000 (Sonnet 4.5, $3).
+    expect(byId.sess_B.missedCacheReadTokens).toBe(30_000);
+    expect(byId.sess_B.estimatedExtraCostUsd).toBe(0.1035);
   });
 
   it('ranks the worst cache rate and the largest extra cost first', async () => {

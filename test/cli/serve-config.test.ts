@@ -1,0 +1,137 @@
+// `serve`'s configuration as main() reads it (parseOptions over serve's own
+// option list): the defaults of issue 3, every CACHEBREAK_* variable setting
+// its option, and a flag winning over the variable. Nothing here binds a
+// port but the last test, which proves the default body limit reaches a real
+// server on an ephemeral one.
+import { writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { serveCommand } from '../../src/cli/serve.js';
+import { OPTIONS, parseOptions } from '../../src/config.js';
+import { DEFAULT_PRICES } from '../../src/core/prices.js';
+import { startServer } from '../e2e/server.js';
+import { rawRequest } from '../e2e/process.js';
+import { tempDir } from '../helpers.js';
+import { cli } from './run.js';
+
+type ServeOption = (typeof serveCommand.options)[number];
+const parse = (argv: string[], env: Record<string, string> = {}) => parseOptions(serveCommand.options, argv, env).values;
+
+const MIB = 1024 ** 2;
+const DAY = 86_400_000;
+
+interface Row {
+  option: ServeOption;
+  /** Spelled out, not read from OPTIONS: the variable's name is part of the contract. */
+  env: string;
+  envValue: string;
+  fromEnv: unknown;
+  flag: string[];
+  fromFlag: unknown;
+}
+
+/** One row per serve option but --prices (files; its own test below): a variable value and a flag that differ from it and from the default. */
+const ROWS: Row[] = [
+  { option: 'host', env: 'CACHEBREAK_HOST', envValue: '0.0.0.0', fromEnv: '0.0.0.0', flag: ['--host', '::1'], fromFlag: '::1' },
+  { option: 'port', env: 'CACHEBREAK_PORT', envValue: '9000', fromEnv: 9000, flag: ['--port', '0'], fromFlag: 0 },
+  { option: 'db', env: 'CACHEBREAK_DB', envValue: '/data/env.db', fromEnv: '/data/env.db', flag: ['--db=flag.db'], fromFlag: 'flag.db' },
+  { option: 'body-limit', env: 'CACHEBREAK_BODY_LIMIT', envValue: '1MiB', fromEnv: MIB, flag: ['--body-limit', '512KB'], fromFlag: 512_000 },
+  { option: 'min-miss-tokens', env: 'CACHEBREAK_MIN_MISS_TOKENS', envValue: '500', fromEnv: 500, flag: ['--min-miss-tokens', '0'], fromFlag: 0 },
+  { option: 'miss-ratio', env: 'CACHEBREAK_MISS_RATIO', envValue: '0.5', fromEnv: 0.5, flag: ['--miss-ratio', '1'], fromFlag: 1 },
+  { option: 'synchronous', env: 'CACHEBREAK_SYNCHRONOUS', envValue: 'full', fromEnv: 'full', flag: ['--synchronous', 'normal'], fromFlag: 'normal' },
+  { option: 'project', env: 'CACHEBREAK_PROJECT', envValue: 'team-a', fromEnv: 'team-a', flag: ['--project', 'team-b'], fromFlag: 'team-b' },
+  { option: 'retain', env: 'CACHEBREAK_RETAIN', envValue: '30d', fromEnv: 30 * DAY, flag: ['--retain', '12h'], fromFlag: DAY / 2 },
+  { option: 'retain-rollups', env: 'CACHEBREAK_RETAIN_ROLLUPS', envValue: '90d', fromEnv: 90 * DAY, flag: ['--retain-rollups', '1d'], fromFlag: DAY },
+  { option: 'insecure-no-auth', env: 'CACHEBREAK_INSECURE_NO_AUTH', envValue: 'true', fromEnv: true, flag: ['--insecure-no-auth=false'], fromFlag: false },
+  { option: 'rate-limit', env: 'CACHEBREAK_RATE_LIMIT', envValue: '5', fromEnv: 5, flag: ['--rate-limit', '7'], fromFlag: 7 },
+  { option: 'queue-limit', env: 'CACHEBREAK_QUEUE_LIMIT', envValue: '5000', fromEnv: 5000, flag: ['--queue-limit', '2000'], fromFlag: 2000 },
+  { option: 'grpc-port', env: 'CACHEBREAK_GRPC_PORT', envValue: 'off', fromEnv: 'off', flag: ['--grpc-port', '4999'], fromFlag: 4999 },
+  {
+    option: 'otlp-export-endpoint',
+    env: 'CACHEBREAK_OTLP_EXPORT_ENDPOINT',
+    envValue: 'http://collector:4318',
+    fromEnv: 'http://collector:4318/',
+    flag: ['--otlp-export-endpoint', 'https://otel.example.com/base'],
+    fromFlag: 'https://otel.example.com/base',
+  },
+  { option: 'tail', env: 'CACHEBREAK_TAIL', envValue: `a.txt${delimiter}logs/*.log`, fromEnv: ['a.txt', 'logs/*.log'], flag: ['--tail', 'c.txt', '--tail', 'd/*.txt'], fromFlag: ['c.txt', 'd/*.txt'] },
+  { option: 'format', env: 'CACHEBREAK_FORMAT', envValue: 'claude-debug', fromEnv: 'claude-debug', flag: ['--format', 'ndjson'], fromFlag: 'ndjson' },
+  { option: 'from-start', env: 'CACHEBREAK_FROM_START', envValue: '1', fromEnv: true, flag: ['--from-start=0'], fromFlag: false },
+  { option: 'batch', env: 'CACHEBREAK_BATCH', envValue: '50', fromEnv: 50, flag: ['--batch', '60'], fromFlag: 60 },
+  { option: 'max-events', env: 'CACHEBREAK_MAX_EVENTS', envValue: '10', fromEnv: 10, flag: ['--max-events', '20'], fromFlag: 20 },
+  { option: 'max-string', env: 'CACHEBREAK_MAX_STRING', envValue: '100', fromEnv: 100, flag: ['--max-string', '200'], fromFlag: 200 },
+  { option: 'max-tools', env: 'CACHEBREAK_MAX_TOOLS', envValue: '5', fromEnv: 5, flag: ['--max-tools', '6'], fromFlag: 6 },
+  { option: 'max-attributes', env: 'CACHEBREAK_MAX_ATTRIBUTES', envValue: '7', fromEnv: 7, flag: ['--max-attributes', '8'], fromFlag: 8 },
+  { option: 'read-workers', env: 'CACHEBREAK_READ_WORKERS', envValue: '0', fromEnv: 0, flag: ['--read-workers', '3'], fromFlag: 3 },
+];
+
+const defaults = () => Object.fromEntries(serveCommand.options.map((option) => [option, OPTIONS[option].default]));
+
+describe('cachebreak serve: defaults', () => {
+  it('listens on 127.0.0.1:4318, writes ./cachebreak.db and takes bodies up to 16 MiB, as --help says', async () => {
+    expect(parse([])).toMatchObject({ host: '127.0.0.1', port: 4318, db: './cachebreak.db', 'body-limit': 16 * MIB });
+    const { stdout } = await cli(['serve', '--help']);
+    expect(stdout).toMatch(/^ {2}--host ADDRESS .*\[CACHEBREAK_HOST; default 127\.0\.0\.1\]$/m);
+    expect(stdout).toMatch(/^ {2}--port PORT .*\[CACHEBREAK_PORT; default 4318\]$/m);
+    expect(stdout).toMatch(/^ {2}--db FILE .*\[CACHEBREAK_DB; default \.\/cachebreak\.db\]$/m);
+    expect(stdout).toMatch(/^ {2}--body-limit SIZE .*\[CACHEBREAK_BODY_LIMIT; default 16MiB\]$/m);
+  });
+
+  it('ignores variables that are not its own, and empty ones', () => {
+    expect(parse([], { CACHEBREAK_SERVER: 'http://x:1', CACHEBREAK_SEED: '9', CACHEBREAK_PORT: '', PORT: '80', HOST: '0.0.0.0' })).toEqual(defaults());
+  });
+});
+
+describe('cachebreak serve: environment', () => {
+  it('has a row here for every option serve declares', () => {
+    expect([...ROWS.map((r) => r.option), 'prices'].sort()).toEqual([...serveCommand.options].sort());
+  });
+
+  it.each(ROWS)('$env sets --$option, and only it; the flag wins over it', ({ option, env, envValue, fromEnv, flag, fromFlag }) => {
+    expect(OPTIONS[option].env).toBe(env);
+    // A row whose values equal the default or each other would prove nothing.
+    expect(fromEnv).not.toEqual(OPTIONS[option].default);
+    expect(fromFlag).not.toEqual(fromEnv);
+    expect(parse([], { [env]: envValue })).toEqual({ ...defaults(), [option]: fromEnv });
+    expect(parse(flag, { [env]: envValue })).toEqual({ ...defaults(), [option]: fromFlag });
+  });
+
+  it('CACHEBREAK_PRICES names a price file merged over the built-in table; --prices wins over it', () => {
+    const dir = tempDir();
+    const price = { inputUsdPerMTok: 7, readMultiplier: 0.1, write5mMultiplier: 1.25, write1hMultiplier: 2 };
+    writeFileSync(join(dir, 'env.json'), JSON.stringify({ 'env-model': { inputUsdPerMTok: 7 } }));
+    writeFileSync(join(dir, 'flag.json'), JSON.stringify({ 'flag-model': { inputUsdPerMTok: 7 } }));
+    const env = { CACHEBREAK_PRICES: join(dir, 'env.json') };
+    expect(OPTIONS.prices.env).toBe('CACHEBREAK_PRICES');
+    expect(parse([], env).prices).toEqual({ ...DEFAULT_PRICES, 'env-model': price });
+    expect(parse(['--prices', join(dir, 'flag.json')], env).prices).toEqual({ ...DEFAULT_PRICES, 'flag-model': price });
+  });
+
+  // Through main(), as the executable runs it. Each case is refused before the
+  // server starts. Should one not be, the keyless non-loopback host refuses
+  // to serve (with another message) before anything binds a port.
+  it('reaches serve through main(): a bad variable is refused by name, a flag beats it', async () => {
+    const guard = { CACHEBREAK_HOST: '0.0.0.0', CACHEBREAK_DB: join(tempDir(), 'x.db') };
+    const badPort = await cli(['serve'], { env: { ...guard, CACHEBREAK_PORT: '70000' } });
+    expect(badPort).toEqual({ code: 2, stdout: '', stderr: 'cachebreak serve: CACHEBREAK_PORT: expected a whole number from 0 to 65535, got "70000"\n' });
+    const flagWins = await cli(['serve', '--port', 'x'], { env: { ...guard, CACHEBREAK_PORT: '0' } });
+    expect(flagWins.stderr).toBe('cachebreak serve: --port: expected a whole number from 0 to 65535, got "x"\n');
+    // Valid values from the environment reach serve's own checks: the flag's
+    // 1d of rollups (not the variable's 3d) is less than 2d of turns.
+    const retain = { ...guard, CACHEBREAK_PORT: '0', CACHEBREAK_RETAIN: '2d', CACHEBREAK_RETAIN_ROLLUPS: '3d' };
+    const mixed = await cli(['serve', '--retain-rollups', '1d'], { env: retain });
+    expect(mixed).toEqual({ code: 2, stdout: '', stderr: 'cachebreak serve: --retain-rollups: must be at least --retain (dashboards read rollups of the turns kept)\n' });
+  });
+});
+
+describe('cachebreak serve: the default body limit in a real server', () => {
+  it('refuses a body that inflates to one byte over 16 MiB, naming the limit', async () => {
+    // Started without --body-limit.
+    const server = await startServer();
+    const bomb = gzipSync(Buffer.alloc(16 * MIB + 1, ' '));
+    const reply = await rawRequest(server.url, '/v1/events', { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: bomb });
+    expect(reply.status).toBe(413);
+    expect(reply.body).toMatchObject({ error: { code: 'payload_too_large', message: `decompressed body exceeds the limit of ${16 * MIB} bytes` } });
+  });
+});
