@@ -1,0 +1,167 @@
+// The source fixtures of test/otlp/sources/ — Qwen Code, Gemini CLI, Claude
+// Code 2.1.88 and 2.1.332 (with the raw API bodies) and OTel GenAI spans —
+// re-emitted through the real OpenTelemetry JS SDK and exporters to a running
+// server, over HTTP (JSON and protobuf) and gRPC, with each fixture's own
+// resource and scope. What the REST API then shows must be what the
+// in-process mapping of the same records, request by request, stores: the
+// wire (AnyValue encodings, string vs int counts, nulls, nanosecond times,
+// trace ids, resource grouping) must change nothing. The key outcomes are
+// also pinned literally, as the mapping tests state them, so that a mapping
+// regression that both paths share still fails here.
+import { describe, expect, it } from 'vitest';
+import type { Telemetry } from '../../src/ingest/otlp/records.js';
+import { createMappingContext } from '../../src/ingest/otlp/sources/index.js';
+import { wireBreak, wireTurn } from '../../src/serve/rest/wire.js';
+import { breaksOf, turnsOf, type WireTurn } from '../e2e/api.js';
+import { logExporter, metric, startOtlpServer, traceExporter, type Transport } from './harness.js';
+import { replayLogs, replaySpans } from './replay.js';
+import { fixture, mapped, only, store, turns } from './sources/helpers.js';
+
+const TRANSPORTS: readonly Transport[] = ['http/json', 'http/protobuf', 'grpc'];
+
+interface Case {
+  fixture: string;
+  /** What the harness sends, one export after another: its log records, then its spans. */
+  requests: (telemetry: Telemetry) => Telemetry[];
+  /** Per session: [requestId (a RegExp for derived ids), agentId, state], as the mapping tests expect. */
+  turns: Record<string, [string | RegExp, string, string][]>;
+  /** The break records, newest first, as far as the mapping tests pin them. */
+  breaks: Record<string, unknown>[];
+}
+
+const logsThenSpans = (t: Telemetry) => [only({ logs: t.logs }), only({ spans: t.spans })].filter((r) => r.logs.length + r.spans.length > 0);
+const GEMINI_ID = /^gemini_cli:[0-9a-f]{16}$/;
+const CLAUDE_ID = /^claude_code:[0-9a-f]{16}$/;
+
+const CASES: Record<string, Case> = {
+  'Qwen Code 0.24.4 (api_response logs and llm_request spans)': {
+    fixture: 'qwen-code/0.24.4.json',
+    requests: logsThenSpans,
+    turns: {
+      '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d': [
+        ['chatcmpl-8a1f0c2e9b', 'main', 'cold'],
+        ['chatcmpl-8a1f0c2ea0', 'main', 'hit'],
+        ['chatcmpl-mem-51c0', 'memory-extractor-3fa9c1', 'cold'],
+        ['chatcmpl-8a1f0c2eb7', 'main', 'hit'],
+        ['chatcmpl-mem-77e2', 'memory-extractor-b70d42', 'cold'],
+        ['chatcmpl-9b20d4e1c3', 'main', 'miss'],
+      ],
+    },
+    breaks: [{ requestId: 'chatcmpl-9b20d4e1c3', previousRequestId: 'chatcmpl-8a1f0c2eb7', agentId: 'main', reason: 'model_changed' }],
+  },
+  'Gemini CLI 0.61.0 (api_response and inference details logs)': {
+    fixture: 'gemini-cli/0.61.0.json',
+    requests: logsThenSpans,
+    turns: {
+      'b2e4f6a8-1c3d-4e5f-8a9b-0c1d2e3f4a5b': [
+        [GEMINI_ID, 'utility_router', 'cold'],
+        [GEMINI_ID, 'main', 'cold'],
+        [GEMINI_ID, 'utility_router', 'uncached'],
+        [GEMINI_ID, 'main', 'hit'],
+        [GEMINI_ID, 'utility_router', 'uncached'],
+        [GEMINI_ID, 'main', 'miss'],
+      ],
+    },
+    breaks: [{ agentId: 'main', reason: 'system_changed', changedSystemBlocks: [0], previousCacheReadTokens: 9600, currentCacheReadTokens: 0 }],
+  },
+  'Claude Code 2.1.88 (string counts)': {
+    fixture: 'claude-code/2.1.88.json',
+    requests: logsThenSpans,
+    turns: {
+      '3d9e1f20-7a4b-4c5d-9e8f-a1b2c3d4e5f6': [
+        [CLAUDE_ID, 'main', 'cold'],
+        [CLAUDE_ID, 'main', 'hit'],
+        [CLAUDE_ID, 'main', 'miss'],
+      ],
+    },
+    breaks: [{ reason: 'unknown', cause: 'ttl_expired', missedCacheReadTokens: 18250 + 512 }],
+  },
+  'Claude Code 2.1.332 (integer counts, api_request_body / api_response_body)': {
+    fixture: 'claude-code/2.1.332.json',
+    requests: logsThenSpans,
+    turns: {
+      'e8a1c3f5-2b4d-4f6a-8c0e-1a3c5e7a9b1d': [
+        ['req_011CUaA1xZ', 'main', 'cold'],
+        ['req_011CUaB2yQ', 'general-purpose#a7f3e2c', 'cold'],
+        ['req_011CUaC3zR', 'main', 'hit'],
+        ['req_011CUaD4wS', 'main', 'miss'],
+      ],
+    },
+    breaks: [
+      {
+        requestId: 'req_011CUaD4wS',
+        previousRequestId: 'req_011CUaC3zR',
+        reason: 'tools_order_changed',
+        changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'],
+      },
+    ],
+  },
+  'OTel GenAI semantic conventions (chat spans and a details event)': {
+    fixture: 'genai/semconv-1.41.json',
+    requests: logsThenSpans,
+    turns: {
+      'conv-42': [
+        ['msg_01GenA1', 'main', 'cold'],
+        ['msg_01GenA2', 'main', 'hit'],
+        ['msg_01GenA3', 'main', 'miss'],
+      ],
+      // The request id of a call with no response id is its trace and span id: the SDK must carry them.
+      'conv-43': [['5b8efff798038103d269b633813fc60c:a1b2c3d4e5f60004', 'main', 'cold']],
+    },
+    breaks: [{ requestId: 'msg_01GenA3', reason: 'tools_order_changed', changedToolNames: ['lookup_order', 'refund_order'], expectedCacheReadTokens: 8400 }],
+  },
+};
+
+/** What the in-process mapping stores for the same requests, in the REST API's wire shapes. */
+async function inProcess(requests: Telemetry[], sessions: string[]) {
+  const context = createMappingContext();
+  const results = requests.map((request) => mapped(request, context));
+  for (const result of results) expect(result.rejected).toEqual([]);
+  const { store: s, counts } = await store(...results);
+  const byId: Record<string, unknown[]> = {};
+  for (const id of sessions) byId[id] = (await turns(s, id)).map(wireTurn);
+  const breaks = (await s.breaks('default', {}, {}, { limit: 1000 })).items.map(wireBreak);
+  return { turns: JSON.parse(JSON.stringify(byId)) as unknown, breaks: JSON.parse(JSON.stringify(breaks)) as unknown, counts };
+}
+
+describe('source fixtures through the real OTel SDK and exporters', () => {
+  it.each(Object.entries(CASES))('%s: the same turns and breaks as the in-process mapping, over HTTP and gRPC', async (_, c) => {
+    const requests = c.requests(fixture(c.fixture));
+    const sessions = Object.keys(c.turns);
+    const expected = await inProcess(requests, sessions);
+
+    await Promise.all(
+      TRANSPORTS.map(async (transport) => {
+        const server = await startOtlpServer();
+        for (const request of requests) {
+          // One export per resource; every one must succeed.
+          if (request.logs.length > 0) {
+            for (const result of await replayLogs(logExporter(server, transport), request.logs)) expect(result, transport).toEqual({ code: 0 });
+          }
+          if (request.spans.length > 0) {
+            for (const result of await replaySpans(traceExporter(server, transport), request.spans)) expect(result, transport).toEqual({ code: 0 });
+          }
+        }
+        const got: Record<string, WireTurn[]> = {};
+        for (const id of sessions) got[id] = await turnsOf(server.url, id);
+        const breaks = await breaksOf(server.url);
+
+        for (const [id, rows] of Object.entries(c.turns)) {
+          expect(got[id]!.map((t) => [t.requestId, t.agentId, t.state]), `${transport}: ${id}`).toEqual(
+            rows.map(([requestId, agentId, state]) => [typeof requestId === 'string' ? requestId : expect.stringMatching(requestId), agentId, state]),
+          );
+        }
+        expect(breaks, transport).toEqual(c.breaks.map((b) => expect.objectContaining(b)));
+        expect(got, transport).toEqual(expected.turns);
+        expect(breaks, transport).toEqual(expected.breaks);
+
+        const receiver = transport.startsWith('grpc') ? 'otlp_grpc' : 'otlp_http';
+        const count = (outcome: string) => metric(server.url, 'cachebreak_events_total', { receiver, outcome });
+        expect({ accepted: await count('accepted'), duplicates: await count('duplicate'), rejected: await count('rejected') }, transport).toEqual({
+          ...expected.counts,
+          rejected: 0,
+        });
+      }),
+    );
+  });
+});
