@@ -8,6 +8,7 @@ import { otlpErrorResponse, registerOtlp } from './ingest/otlp/http.js';
 import type { OtlpReceiver } from './ingest/otlp/receive.js';
 import type { Pipeline } from './ingest/pipeline.js';
 import type { Authenticator } from './auth/authenticator.js';
+import type { InflightBudget, Holding } from './ingest/inflight.js';
 import type { Limits } from './ingest/limits.js';
 import { registerAuth } from './serve/auth.js';
 import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
@@ -42,10 +43,12 @@ export interface AppDeps {
   selfTracing?: MiddlewareHandler;
   /** Reader threads that answer read routes; absent: the main thread answers them. */
   readers?: ReaderPool;
+  /** Bounds the request bodies ingest holds at once; absent: not bounded. */
+  inflight?: InflightBudget;
 }
 
 /** `keyId` is null when no API key is configured (the open, single-project mode). */
-export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string } };
+export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; holding: Holding | undefined } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
 export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'bodyLimit' | 'now'>;
@@ -97,11 +100,30 @@ function installErrorHandling(app: Hono<AppEnv>, log: Logger): void {
   });
 }
 
+/** The POST routes whose bodies ingest reads. */
+const INGEST_PATHS = ['/v1/events', '/v1/logs', '/v1/traces', '/v1/metrics', '/v1/breaks/external'];
+
+/** Each ingest request holds what it reads of the in-flight budget until it is answered. */
+function holdBodies(app: Hono<AppEnv>, budget: InflightBudget): void {
+  for (const path of INGEST_PATHS) {
+    app.post(path, async function holdBody(c, next) {
+      const holding = budget.open();
+      c.set('holding', holding);
+      try {
+        await next();
+      } finally {
+        holding.release();
+      }
+    });
+  }
+}
+
 export function buildApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use(requestContext());
   if (deps.selfTracing) app.use(deps.selfTracing);
   registerAuth(app, deps);
+  if (deps.inflight) holdBodies(app, deps.inflight);
 
   registerEvents(app, deps);
   registerExternalBreakIngest(app, deps);

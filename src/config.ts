@@ -157,6 +157,14 @@ export const OPTIONS = {
     help: 'Largest request body, before and after gzip decompression',
     parse: bytes,
   } satisfies Option<number>,
+  'inflight-limit': {
+    env: 'CACHEBREAK_INFLIGHT_LIMIT',
+    default: undefined as number | undefined,
+    shownDefault: '4 × --body-limit',
+    valueName: 'SIZE',
+    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After',
+    parse: bytes,
+  } satisfies Option<number | undefined>,
   'min-miss-tokens': {
     env: 'CACHEBREAK_MIN_MISS_TOKENS',
     default: DEFAULT_DETECTION.minMissTokens,

@@ -7,6 +7,7 @@ import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
+import { InflightBudget } from './ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   rateLimit?: number;
   /** Events waiting to be written, past which ingest answers 429; DEFAULT_QUEUE_LIMIT when absent. */
   queueLimit?: number;
+  /** Request bodies ingest holds at once, past which it answers 503; four times bodyLimit when absent. */
+  inflightLimit?: number | undefined;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
@@ -115,6 +118,12 @@ function retention(store: SqliteStore, options: ServerOptions, log: Logger): { s
 }
 
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
+  const inflightLimit = options.inflightLimit ?? 4 * options.bodyLimit;
+  // The largest gzip request holds its body twice: as sent and inflated.
+  if (inflightLimit < 2 * options.bodyLimit) {
+    throw new ConfigError(`--inflight-limit (${inflightLimit} bytes) must be at least twice --body-limit (${options.bodyLimit} bytes), or the largest request could never be read`);
+  }
+  const inflight = new InflightBudget(inflightLimit);
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true });
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
@@ -160,6 +169,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     limits,
     now: Date.now,
     otlp,
+    inflight,
     ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
@@ -172,7 +182,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   try {
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
-      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit });
+      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight });
     }
   } catch (error) {
     await new Promise<void>((resolve) => server.close(() => resolve()));

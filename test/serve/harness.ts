@@ -1,5 +1,6 @@
 // The app in-process on a fresh SQLite file, with a pinned clock.
 import { buildApp } from '../../src/app.js';
+import { InflightBudget } from '../../src/ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/ingest/limits.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { Pipeline } from '../../src/ingest/pipeline.js';
@@ -9,14 +10,17 @@ import { freshStore } from '../helpers.js';
 
 export const NOW = Date.parse('2026-11-30T12:00:00.000Z');
 
-export function testApp(options: { bodyLimit?: number; limits?: Limits } = {}) {
+export function testApp(options: { bodyLimit?: number; limits?: Limits; inflightLimit?: number } = {}) {
   const store = freshStore();
   const counters = new Counters();
   const logLines: string[] = [];
   const log = createLogger((line) => logLines.push(line), () => new Date(NOW));
   const pipeline = new Pipeline(store, counters, log);
   const auth = new Authenticator(store, { openProject: 'default', openWithoutKeys: true, rateLimit: { perSecond: 1000, burst: 2000 }, now: () => NOW });
-  const app = buildApp({ store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, auth, limits: options.limits ?? DEFAULT_LIMITS, now: () => NOW });
+  const app = buildApp({
+    store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, auth, limits: options.limits ?? DEFAULT_LIMITS, now: () => NOW,
+    ...(options.inflightLimit !== undefined ? { inflight: new InflightBudget(options.inflightLimit) } : {}),
+  });
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     app.request('/v1/events', {
       method: 'POST',

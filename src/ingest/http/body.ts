@@ -1,8 +1,10 @@
 // Reads a request body under a size limit, before and after gzip, for every
 // HTTP receiver. Over the limit is 413, corrupt gzip 400, another encoding 415.
+// Ingest routes also count what they read against the in-flight budget.
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { CachebreakError } from '../../errors.js';
+import type { Holding } from '../inflight.js';
 
 const gunzipAsync = promisify(gunzip);
 
@@ -15,7 +17,7 @@ function tooLarge(limit: number, what: string): CachebreakError {
 }
 
 /** The bytes as sent (still compressed, if they were), refused past `limit`. */
-export async function readRawBody(request: Request, limit: number): Promise<Buffer> {
+export async function readRawBody(request: Request, limit: number, holding?: Holding): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? NaN);
   if (declared > limit) throw tooLarge(limit, 'request body');
   const chunks: Uint8Array[] = [];
@@ -24,14 +26,15 @@ export async function readRawBody(request: Request, limit: number): Promise<Buff
     for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
       if (size > limit) throw tooLarge(limit, 'request body');
+      holding?.take(chunk.byteLength);
       chunks.push(chunk);
     }
   }
   return Buffer.concat(chunks, size);
 }
 
-export async function readBody(request: Request, limit: number): Promise<Buffer> {
-  const raw = await readRawBody(request, limit);
+export async function readBody(request: Request, limit: number, holding?: Holding): Promise<Buffer> {
+  const raw = await readRawBody(request, limit, holding);
   const encoding = (request.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding !== 'gzip') {
@@ -41,8 +44,9 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
       'send the body uncompressed or with Content-Encoding: gzip',
     );
   }
+  let inflated: Buffer;
   try {
-    return await gunzipAsync(raw, { maxOutputLength: limit });
+    inflated = await gunzipAsync(raw, { maxOutputLength: limit });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit, 'decompressed body');
     throw new CachebreakError(
@@ -51,6 +55,8 @@ export async function readBody(request: Request, limit: number): Promise<Buffer>
       'send the whole gzip stream, or drop Content-Encoding: gzip',
     );
   }
+  holding?.take(inflated.byteLength);
+  return inflated;
 }
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */

@@ -6,6 +6,7 @@
 import { Metadata, Server, ServerCredentials, status, type handleUnaryCall, type ServerErrorResponse, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { CachebreakError } from '../../errors.js';
+import type { InflightBudget } from '../inflight.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { decodeRequest, DecodeError, type Signal } from './decode/index.js';
 import type { OtlpReceiver } from './receive.js';
@@ -26,6 +27,8 @@ export interface GrpcDeps {
   log: Logger;
   /** Largest message, after decompression. */
   bodyLimit: number;
+  /** Bounds the messages held at once, with HTTP ingest; absent: not bounded. */
+  inflight?: InflightBudget;
 }
 
 export interface RunningGrpc {
@@ -67,13 +70,18 @@ function errorOf(error: unknown, log: Logger): ServerErrorResponse {
 function exportHandler(signal: Signal, deps: GrpcDeps): handleUnaryCall<Buffer, Buffer> {
   return function otlpGrpcExport(call, callback) {
     const authorization = call.metadata.get('authorization')[0];
+    const holding = deps.inflight?.open();
     deps.auth
       .authorize(typeof authorization === 'string' ? authorization : undefined, 'ingest')
-      .then(({ project }) => deps.receiver.export(project, signal, decodeRequest(signal, 'protobuf', call.request), 'otlp_grpc'))
+      .then(({ project }) => {
+        holding?.take(call.request.byteLength);
+        return deps.receiver.export(project, signal, decodeRequest(signal, 'protobuf', call.request), 'otlp_grpc');
+      })
       .then(
         (outcome) => callback(null, exportMessage(outcome)),
         (error: unknown) => callback(errorOf(error, deps.log)),
-      );
+      )
+      .finally(() => holding?.release());
   };
 }
 
