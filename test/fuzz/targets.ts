@@ -5,7 +5,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { buildApp } from '../../src/app.js';
+import { Authenticator } from '../../src/auth/authenticator.js';
+import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { CachebreakError } from '../../src/errors.js';
+import { DEFAULT_LIMITS } from '../../src/ingest/limits.js';
+import { Pipeline } from '../../src/ingest/pipeline.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { Counters } from '../../src/telemetry/counters.js';
+import { createLogger } from '../../src/telemetry/logfmt.js';
 import { decodeEvents } from '../../src/ingest/http/decode.js';
 import { toCacheEvent } from '../../src/ingest/http/events.js';
 import { decodeRequest, DecodeError, type Encoding, type Signal } from '../../src/ingest/otlp/decode/index.js';
@@ -22,8 +30,8 @@ export interface FuzzTarget {
   corpus: Buffer[];
   /** Whether inputs are JSON text (enables structural mutations). */
   json: boolean;
-  /** Throws only when the decoder misbehaves. */
-  run(input: Buffer): void;
+  /** Throws (or rejects) only when the decoder misbehaves. */
+  run(input: Buffer): void | Promise<void>;
 }
 
 export class UnclearRejection extends Error {}
@@ -128,6 +136,66 @@ function tailCorpus(format: Format, events: Record<string, unknown>[]): Buffer[]
   }
 }
 
+/**
+ * POST /v1/breaks/external: its body decoder lives in the route (src/ingest/http/external-breaks.ts,
+ * not exported), so the target is the route itself, in the real app on an in-memory database. A clear
+ * answer is a 200 that accounts for every report (accepted, duplicate or rejected with its field and
+ * reason) or a 4xx whose error has a code, a message and a hint; a 5xx or anything else is a failure.
+ */
+function externalBreaksTarget(): FuzzTarget {
+  let app: ReturnType<typeof buildApp> | undefined;
+  let store: SqliteStore | undefined;
+  let runs = 0;
+  const appOf = () => {
+    if (app) return app;
+    store = new SqliteStore(':memory:', DEFAULT_DETECTION);
+    const counters = new Counters();
+    const log = createLogger(() => {});
+    const pipeline = new Pipeline(store, counters, log);
+    const auth = new Authenticator(store, { openProject: 'default', openWithoutKeys: true, rateLimit: { perSecond: 1e9, burst: 1e9 }, now: Date.now });
+    app = buildApp({ store, pipeline, counters, log, bodyLimit: 1024 * 1024, auth, limits: DEFAULT_LIMITS, now: Date.now });
+    return app;
+  };
+  const T = '2026-11-30T10:00:04.000Z';
+  const full = {
+    harness: 'claude-code', sessionId: 'sess-1', agentId: 'main', source: 'repl_main_thread', ts: T, reason: 'tools changed (+1/-0 tools)',
+    callNumber: 7, previousCacheReadTokens: 48_000, currentCacheReadTokens: 0, cacheCreationTokens: 49_100,
+    diffPath: '/tmp/claude-0/cache-break-ab12.diff', file: '/home/u/.claude/debug/sess-1.txt', line: 12,
+  };
+  const minimal = { harness: 'claude-code', sessionId: 'sess-2', ts: 1796032804000, reason: 'system prompt changed' };
+  const nulls = { ...minimal, agentId: 'agent:builtin:explore', callNumber: null, previousCacheReadTokens: null, currentCacheReadTokens: null, cacheCreationTokens: null, diffPath: null, file: null, line: null };
+  return {
+    name: 'external-breaks-json',
+    corpus: [{ breaks: [full] }, { breaks: [minimal, nulls] }, { breaks: [full, minimal, nulls, { ...full, callNumber: 8 }] }, { breaks: [] }].map((b) => Buffer.from(JSON.stringify(b))),
+    json: true,
+    async run(input) {
+      // Retention of a sort: the fuzzer's reports would otherwise pile up in memory.
+      if (++runs % 10_000 === 0) store?.sqlite.exec('DELETE FROM external_breaks');
+      const response = await appOf().request('/v1/breaks/external', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(input) });
+      const text = await response.text();
+      let body: any;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new UnclearRejection(`${response.status} with a body that is not JSON: ${text.slice(0, 200)}`);
+      }
+      if (response.status === 200) {
+        const sent = (JSON.parse(input.toString('utf8')) as { breaks: unknown[] }).breaks;
+        const { accepted, duplicates, rejected } = body as { accepted: number; duplicates: number; rejected: { index: number; field: string; error: string }[] };
+        if (accepted + duplicates + rejected.length !== sent.length) {
+          throw new UnclearRejection(`200 for ${sent.length} reports, but ${accepted} accepted + ${duplicates} duplicates + ${rejected.length} rejected`);
+        }
+        for (const r of rejected) expectNamed(r.field, r.error);
+        return;
+      }
+      const error = body?.error;
+      if (response.status >= 500 || response.status < 400 || !error?.code || !error?.message || !error?.hint) {
+        throw new UnclearRejection(`${response.status}: ${text.slice(0, 200)}`);
+      }
+    },
+  };
+}
+
 export async function targets(): Promise<FuzzTarget[]> {
   const events = eventCorpus();
   const corpus = await otlpCorpus();
@@ -160,6 +228,7 @@ export async function targets(): Promise<FuzzTarget[]> {
       json: false,
       run: (input) => decodeAll(input, 'application/x-ndjson'),
     },
+    externalBreaksTarget(),
   ];
 }
 

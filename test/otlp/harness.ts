@@ -3,7 +3,6 @@
 // records built from SPEC §2 events, and a capture server that keeps what it
 // is sent.
 import { Metadata } from '@grpc/grpc-js';
-import type { AnyValue, AnyValueMap } from '@opentelemetry/api-logs';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
@@ -55,24 +54,10 @@ export async function startOtlpServer(options: { bodyLimit?: number; otel?: Otel
   return { ...server, grpcUrl: `http://127.0.0.1:${server.grpcPort}`, stderr };
 }
 
-// ---- native-source records --------------------------------------------
+// ---- native-source records (in a module free of vitest, for scripts) ----
 
-export interface NativeRecord {
-  eventName: string;
-  attributes: AnyValueMap;
-}
-
-function anyValue(value: unknown): AnyValue {
-  if (Array.isArray(value)) return value.map(anyValue);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, anyValue(v)]));
-  return value as AnyValue;
-}
-
-/** A SPEC §2 event as a native log record: event name prompt_cache.<type>, every other field an attribute of its name. */
-export function nativeRecord(event: Record<string, unknown>): NativeRecord {
-  const { type, ...fields } = event;
-  return { eventName: `prompt_cache.${String(type)}`, attributes: anyValue(fields) as AnyValueMap };
-}
+export { nativeRecord, type NativeRecord } from './native-record.js';
+import type { NativeRecord } from './native-record.js';
 
 // ---- real exporters ---------------------------------------------------
 

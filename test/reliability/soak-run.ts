@@ -14,9 +14,13 @@ try {
   console.log(`soak: ${report.turns.toLocaleString('en-US')} turns at ${Math.round(report.turnsPerSecond).toLocaleString('en-US')}/s`);
   console.log(`ingest latency (${500}-event requests): p50 ${report.ingestP50Ms.toFixed(1)} ms, p99 ${report.ingestP99Ms.toFixed(1)} ms`);
   console.log(`dashboard queries: ${report.dashboardRequests} requests, p95 ${report.dashboardP95Ms.toFixed(1)} ms`);
+  for (const d of report.dashboards) {
+    console.log(`  ${d.file}: ${d.refreshes} refreshes, ${d.requests} requests; request p95 ${d.requestP95Ms.toFixed(1)} ms, refresh p95 ${d.refreshP95Ms.toFixed(1)} ms`);
+  }
+  console.log(`dashboard errors: ${report.dashboardErrorCount}${report.dashboardErrors.map((e) => `\n  ${e}`).join('')}`);
   console.log(`RSS (s, MiB): ${report.rss.map(([s, m]) => `${s}:${m}`).join(' ')}`);
   console.log(`RSS growth after warm-up: ${(report.growthAfterWarmup * 100).toFixed(1)} % (limit 10 %)`);
-  process.exitCode = report.growthAfterWarmup > 0.1 ? 1 : 0;
+  process.exitCode = report.growthAfterWarmup > 0.1 || report.dashboardErrorCount > 0 ? 1 : 0;
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

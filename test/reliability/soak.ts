@@ -1,17 +1,33 @@
-// Soak: sustained batched ingest into a real server while four dashboards
-// refresh every second. Measures throughput, ingest and dashboard latency, and
-// the server's memory over time (which must stop growing after warm-up).
+// Soak: sustained batched ingest into a real server while the four dashboards
+// of dashboards/ refresh every second, each asking what it asks Grafana for:
+// the three Infinity dashboards their variable, panel and annotation URLs
+// from the committed JSON (macros and variables interpolated as Grafana
+// does), the Prometheus dashboard a scrape of /metrics. Measures throughput,
+// ingest and dashboard latency, and the server's memory over time (which
+// must stop growing after warm-up).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../bench/lib.js';
 import { benchBatch, type WorkloadOptions } from '../bench/workload.js';
 import { postEvents, spawnServer } from '../e2e/process.js';
+import { infinityTargets, interpolate, INFINITY_TYPE, type InfinityUse } from '../grafana/infinity-targets.js';
 
 export interface SoakOptions {
   dir: string;
   minutes: number;
   /** Events per second the ingest clients aim for. */
   rate: number;
+}
+
+export interface DashboardFigures {
+  /** The dashboard's file in dashboards/. */
+  file: string;
+  /** Completed refreshes: every query of the dashboard answered. */
+  refreshes: number;
+  requests: number;
+  requestP95Ms: number;
+  /** A whole refresh: variables, then every panel and annotation query. */
+  refreshP95Ms: number;
 }
 
 export interface SoakReport {
@@ -21,6 +37,12 @@ export interface SoakReport {
   ingestP99Ms: number;
   dashboardP95Ms: number;
   dashboardRequests: number;
+  dashboards: DashboardFigures[];
+  /** Dashboard answers that were not a 200 with what the query reads (first few), and how many in all. */
+  dashboardErrors: string[];
+  dashboardErrorCount: number;
+  /** Scrapes after the first ingest without every metric the Prometheus dashboard queries. */
+  incompleteScrapes: number;
   /** [seconds since start, RSS in MiB] every few seconds. */
   rss: [number, number][];
   /** Largest RSS after warm-up (the first third, at least WARMUP_MS) over the largest RSS during warm-up. */
@@ -36,33 +58,114 @@ const BATCH = 500;
  */
 const WARMUP_MS = 30_000;
 
+/** The dashboards' time range (now-24h to now), at 1-minute resolution: what Grafana's $__interval is for 24 h on a wide screen. */
+const RANGE_MS = 86_400_000;
+const INTERVAL_MS = 60_000;
+
+/** Requests a browser keeps in flight to one host: Grafana's panels wait beyond that. */
+const IN_FLIGHT = 6;
+
+type Json = Record<string, any>;
+
+const DASHBOARDS_DIR = new URL('../../dashboards/', import.meta.url);
+export const DASHBOARD_FILES = ['cachebreak-overview.json', 'cachebreak-breaks.json', 'cachebreak-session.json', 'cachebreak-prometheus.json'] as const;
+
 function rssMiB(pid: number): number {
   const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-/** What a dashboard asks for on each refresh (24 h of data at 1-minute resolution). */
-function dashboardQueries(from: number, to: number): string[] {
-  const range = `from=${from}&to=${to}`;
-  return [
-    `/v1/stats?${range}&interval=1m`,
-    `/v1/stats?${range}&interval=1m&groupBy=model`,
-    `/v1/stats?${range}&interval=1m&groupBy=reason`,
-    `/v1/breaks?${range}&limit=50`,
-    `/v1/sessions?${range}&order=worst_cache_rate&limit=10`,
-  ];
+/** Runs `tasks` with at most `limit` at a time. */
+async function pooled(tasks: (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, async () => {
+    while (next < tasks.length) await tasks[next++]!();
+  }));
+}
+
+/** What one refresh of a dashboard asks for, given the time of the refresh. */
+interface Dashboard {
+  file: string;
+  /** Resolves to whether the panels were asked (false: only the variables, nothing to show yet). */
+  refresh(now: number, get: (path: string) => Promise<unknown>): Promise<boolean>;
+}
+
+/**
+ * An Infinity dashboard as Grafana refreshes it: its query variables first
+ * (all are "refresh on time range change", and an auto-refresh of a relative
+ * range is one), then every panel target and annotation with the variables'
+ * values. A variable with "All" stays at its allValue; one without keeps its
+ * value while the list still holds it, else takes the first listed, as
+ * Grafana does. Until a variable without "All" lists anything, nothing but
+ * the variables is asked (the dashboard has nothing to show yet).
+ */
+function infinityDashboard(file: string, json: Json): Dashboard {
+  const uses: InfinityUse[] = infinityTargets(json);
+  const variables = (json.templating?.list ?? []) as Json[];
+  const queries = uses.filter((u) => !u.where.startsWith('variable '));
+  if (queries.length === 0) throw new Error(`${file}: no Infinity panel or annotation targets`);
+  const current: Record<string, string | string[]> = {};
+  for (const v of variables) {
+    if (v.datasource?.type !== INFINITY_TYPE) throw new Error(`${file}: variable ${v.name} is not an Infinity query; not modelled here`);
+    if (v.includeAll) current[v.name] = v.allValue;
+  }
+  return {
+    file,
+    async refresh(now, get) {
+      const at = { from: now - RANGE_MS, to: now, intervalMs: INTERVAL_MS };
+      await pooled(
+        variables.map((v) => async () => {
+          const rows = (await get(interpolate(v.query.infinityQuery.url, { ...at, variables: {} }))) as { value: string }[];
+          if (v.includeAll) return;
+          const values = rows.map((row) => row.value);
+          const kept = current[v.name];
+          if (typeof kept === 'string' && values.includes(kept)) return;
+          if (values.length > 0) current[v.name] = values[0]!;
+          else delete current[v.name];
+        }),
+        IN_FLIGHT,
+      );
+      if (variables.some((v) => current[v.name] === undefined)) return false;
+      await pooled(queries.map(({ target }) => async () => void (await get(interpolate(target.url, { ...at, variables: current })))), IN_FLIGHT);
+      return true;
+    },
+  };
+}
+
+/** The metric names a Prometheus dashboard's queries (panels, variables, annotations) read. */
+function prometheusMetrics(json: Json): string[] {
+  const names = new Set<string>();
+  for (const [, name] of JSON.stringify(json).matchAll(/\b(cachebreak_[a-z_]+)\b/g)) names.add(name!);
+  return [...names].sort();
+}
+
+/** The soak's four dashboards, from the committed JSON. */
+function dashboards(): { infinity: Dashboard[]; prometheus: { file: string; metrics: string[] } } {
+  const load = (file: string) => JSON.parse(readFileSync(new URL(file, DASHBOARDS_DIR), 'utf8')) as Json;
+  const [overview, breaks, session, prometheus] = DASHBOARD_FILES;
+  const metrics = prometheusMetrics(load(prometheus));
+  if (metrics.length < 5) throw new Error(`${prometheus}: found only ${metrics.join(', ')}`);
+  return { infinity: [overview, breaks, session].map((file) => infinityDashboard(file, load(file))), prometheus: { file: prometheus, metrics } };
 }
 
 export async function soak(options: SoakOptions): Promise<SoakReport> {
+  const { infinity, prometheus } = dashboards();
   const server = await spawnServer(join(options.dir, 'soak.db'));
   const durationMs = options.minutes * 60_000;
   const start = Date.now();
   const workload: WorkloadOptions = { turns: Math.ceil((options.rate * durationMs) / 1000) + BATCH, start: start - 3_600_000, spanMs: durationMs + 3_600_000, concurrency: 64 };
   const ingestMs: number[] = [];
-  const dashboardMs: number[] = [];
   const rss: [number, number][] = [];
+  const errors: string[] = [];
+  let errorCount = 0;
+  let incompleteScrapes = 0;
+  let firstIngestAt: number | undefined;
   let sent = 0;
   const done = () => Date.now() - start >= durationMs;
+  const fail = (message: string) => {
+    errorCount++;
+    if (errors.length < 10) errors.push(message.slice(0, 300));
+  };
 
   const ingest = async () => {
     while (!done()) {
@@ -74,22 +177,101 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
       const reply = await postEvents(server.url, events);
       ingestMs.push(performance.now() - t0);
       if (reply.status !== 200) throw new Error(`ingest answered ${reply.status}: ${reply.text.slice(0, 200)}`);
+      firstIngestAt ??= Date.now();
     }
   };
-  const dashboard = async () => {
+
+  /** Refreshes a dashboard every second (a refresh slower than that delays the next, as in Grafana). */
+  const every = async (figures: DashboardFigures, requestMs: number[], refreshMs: number[], refresh: (now: number) => Promise<boolean>) => {
     while (!done()) {
       const tick = Date.now();
-      await Promise.all(
-        dashboardQueries(start - 86_400_000, Date.now()).map(async (path) => {
-          const t0 = performance.now();
-          const response = await fetch(`${server.url}${path}`);
-          await response.arrayBuffer();
-          dashboardMs.push(performance.now() - t0);
-        }),
-      );
+      const t0 = performance.now();
+      if (await refresh(tick)) {
+        refreshMs.push(performance.now() - t0);
+        figures.refreshes++;
+      }
+      figures.requests = requestMs.length;
       await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - tick))));
     }
   };
+
+  const allRequestMs: number[] = [];
+  const figures: DashboardFigures[] = [];
+  const loops: Promise<void>[] = [];
+  const timed = (requestMs: number[]) => async (path: string, read: (response: Response) => Promise<unknown>) => {
+    const t0 = performance.now();
+    const response = await fetch(`${server.url}${path}`);
+    const body = await read(response);
+    const ms = performance.now() - t0;
+    requestMs.push(ms);
+    allRequestMs.push(ms);
+    return { response, body };
+  };
+
+  for (const dashboard of infinity) {
+    const requestMs: number[] = [];
+    const refreshMs: number[] = [];
+    const f: DashboardFigures = { file: dashboard.file, refreshes: 0, requests: 0, requestP95Ms: 0, refreshP95Ms: 0 };
+    figures.push(f);
+    const get = timed(requestMs);
+    loops.push(
+      every(f, requestMs, refreshMs, async (now) => {
+        let complete = true;
+        const panelsAsked = await dashboard.refresh(now, async (path) => {
+          const { response, body } = await get(path, (r) => r.text());
+          let rows: unknown;
+          try {
+            rows = JSON.parse(body as string);
+          } catch {
+            rows = undefined;
+          }
+          // Every Infinity target reads an array of rows (root_selector is empty in every dashboard here).
+          if (response.status !== 200 || !Array.isArray(rows)) {
+            complete = false;
+            fail(`${dashboard.file}: GET ${path} → ${response.status} ${String(body).slice(0, 200)}`);
+            return [];
+          }
+          return rows;
+        });
+        // A refresh that only listed variables (nothing to show yet) is not counted as one.
+        return complete && panelsAsked;
+      }).then(() => {
+        f.requestP95Ms = requestMs.length > 0 ? percentile(requestMs, 95) : NaN;
+        f.refreshP95Ms = refreshMs.length > 0 ? percentile(refreshMs, 95) : NaN;
+      }),
+    );
+  }
+
+  {
+    const requestMs: number[] = [];
+    const refreshMs: number[] = [];
+    const f: DashboardFigures = { file: prometheus.file, refreshes: 0, requests: 0, requestP95Ms: 0, refreshP95Ms: 0 };
+    figures.push(f);
+    const get = timed(requestMs);
+    loops.push(
+      every(f, requestMs, refreshMs, async (now) => {
+        const { response, body } = await get('/metrics', (r) => r.text());
+        const text = body as string;
+        if (response.status !== 200 || !String(response.headers.get('content-type')).startsWith('text/plain')) {
+          fail(`${prometheus.file}: GET /metrics → ${response.status} ${text.slice(0, 200)}`);
+          return false;
+        }
+        // Once turns (and breaks) have been stored, every metric the dashboard queries has samples.
+        if (firstIngestAt !== undefined && now - firstIngestAt > 10_000) {
+          const missing = prometheus.metrics.filter((name) => !new RegExp(`^${name}(\\{| )`, 'm').test(text));
+          if (missing.length > 0) {
+            incompleteScrapes++;
+            fail(`${prometheus.file}: GET /metrics has no samples of ${missing.join(', ')}`);
+          }
+        }
+        return true;
+      }).then(() => {
+        f.requestP95Ms = requestMs.length > 0 ? percentile(requestMs, 95) : NaN;
+        f.refreshP95Ms = refreshMs.length > 0 ? percentile(refreshMs, 95) : NaN;
+      }),
+    );
+  }
+
   const sampler = async () => {
     while (!done()) {
       rss.push([Math.round((Date.now() - start) / 1000), Math.round(rssMiB(server.pid))]);
@@ -97,7 +279,7 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     }
   };
   try {
-    await Promise.all([ingest(), ingest(), dashboard(), dashboard(), dashboard(), dashboard(), sampler()]);
+    await Promise.all([ingest(), ingest(), ...loops, sampler()]);
   } finally {
     await server.stop();
   }
@@ -110,8 +292,12 @@ export async function soak(options: SoakOptions): Promise<SoakReport> {
     turnsPerSecond: sent / ((Date.now() - start) / 1000),
     ingestP50Ms: percentile(ingestMs, 50),
     ingestP99Ms: percentile(ingestMs, 99),
-    dashboardP95Ms: percentile(dashboardMs, 95),
-    dashboardRequests: dashboardMs.length,
+    dashboardP95Ms: percentile(allRequestMs, 95),
+    dashboardRequests: allRequestMs.length,
+    dashboards: figures,
+    dashboardErrors: errors,
+    dashboardErrorCount: errorCount,
+    incompleteScrapes,
     rss,
     growthAfterWarmup: Math.max(...after.map(([, m]) => m)) / warm - 1,
   };
