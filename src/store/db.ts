@@ -43,10 +43,11 @@ export function openDatabase(path: string, options: OpenOptions = {}): OpenedDat
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.synchronous ?? 'normal'}`);
   sqlite.pragma('busy_timeout = 5000');
-  // The dedupe and stream indexes are written at random places: keep their pages in memory (64 MiB),
-  // and checkpoint every ~40 MiB of WAL rather than every 4 MiB (each checkpoint syncs the file);
-  // with a background checkpointer, only past ~400 MiB.
-  sqlite.pragma('cache_size = -65536');
+  // The dedupe and stream indexes are written at random places: keep their pages in memory (64 MiB;
+  // a reader, which reads rollups and single sessions, needs far less), and checkpoint every ~40 MiB
+  // of WAL rather than every 4 MiB (each checkpoint syncs the file); with a background checkpointer,
+  // only past ~400 MiB.
+  sqlite.pragma(options.readonly ? 'cache_size = -16384' : 'cache_size = -65536');
   sqlite.pragma(`wal_autocheckpoint = ${options.backgroundCheckpoint ? 100_000 : 10_000}`);
   const db = drizzle(sqlite, { schema });
   if (!options.readonly) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });

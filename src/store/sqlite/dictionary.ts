@@ -23,6 +23,8 @@ export class Dictionary {
   private readonly streamInfo = new Lru<number, StreamInfo>(CACHE_SIZE);
   private readonly prefixIds = new Lru<string, number>(CACHE_SIZE);
   private readonly prefixById = new Lru<number, Prefix>(CACHE_SIZE);
+  /** Ids of the prefixes `intern` returned, so that writing one needs no key hash. */
+  private idOf = new WeakMap<Prefix, number>();
   private readonly statements;
 
   constructor(sqlite: Database.Database) {
@@ -128,8 +130,24 @@ export class Dictionary {
     return this.streamInfo.set(id, info);
   }
 
+  /**
+   * The stored prefix equal to `prefix`, with the turn's own message hashes:
+   * turns of a stream share one object instead of each holding the tool list
+   * its event carried, which is what lets the stream tails of tens of
+   * thousands of streams stay in memory.
+   */
+  intern(prefix: Prefix): Prefix {
+    const id = this.prefix(prefix);
+    const stored = this.prefixOf(id);
+    const interned = prefix.messageHashes ? { ...stored, messageHashes: prefix.messageHashes } : stored;
+    this.idOf.set(interned, id);
+    return interned;
+  }
+
   /** The id of a prefix (message hashes aside), stored once per distinct content. */
   prefix(prefix: Prefix): number {
+    const known = this.idOf.get(prefix);
+    if (known !== undefined) return known;
     const key = hashString(
       [
         prefix.model,
@@ -193,5 +211,6 @@ export class Dictionary {
     this.streamInfo.clear();
     this.prefixIds.clear();
     this.prefixById.clear();
+    this.idOf = new WeakMap();
   }
 }

@@ -88,7 +88,8 @@ export class Writer {
   private readonly statements;
   private readonly tokenPoints: TokenPointWriter;
   private readonly tail: TailWriter;
-  private readonly tails = new Lru<number, StreamTail>(50_000);
+  /** Streams active at once are far fewer; one evicted costs two reads when it next appends. */
+  private readonly tails = new Lru<number, StreamTail>(10_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
   /** Writes several requests' events in one transaction (one commit for all of them). */
@@ -240,9 +241,10 @@ export class Writer {
         continue;
       }
       accepted++;
-      if (parts.snapshot !== s.parts.snapshot && parts.snapshot?.prefix.messageHashes) {
-        const prefix = { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(parts.snapshot.prefix.messageHashes) };
-        parts.snapshot = { ...parts.snapshot, prefix };
+      if (parts.snapshot !== s.parts.snapshot && parts.snapshot) {
+        const { messageHashes } = parts.snapshot.prefix;
+        const prefix = messageHashes ? { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(messageHashes) } : parts.snapshot.prefix;
+        parts.snapshot = { ...parts.snapshot, prefix: this.dictionary.intern(prefix) };
       }
       s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
       s.usageChanged ||= parts.usage !== s.parts.usage;
