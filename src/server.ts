@@ -11,7 +11,7 @@ import { InflightBudget } from './ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
-import { ReaderPool } from './serve/readers/pool.js';
+import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
 import type { BreakExport } from './telemetry/export.js';
@@ -152,7 +152,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const readWorkers = options.readWorkers ?? 1;
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await ReaderPool.start({ path: options.db, bodyLimit: options.bodyLimit }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, bodyLimit: options.bodyLimit }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await store.close();

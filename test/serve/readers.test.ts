@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoWorkload } from '../../src/cli/demo/workload.js';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
-import { ReaderPool } from '../../src/serve/readers/pool.js';
+import { startReaders } from '../../src/serve/readers/pool.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { tempDir } from '../helpers.js';
@@ -75,6 +75,6 @@ describe('reader threads', () => {
 
   it('refuse to start, with the reason, when a thread cannot open the database', async () => {
     const missing = join(tempDir(), 'missing.db');
-    await expect(ReaderPool.start({ path: missing, bodyLimit: 1024 }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
+    await expect(startReaders({ path: missing, bodyLimit: 1024 }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
   });
 });
