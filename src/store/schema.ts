@@ -82,6 +82,32 @@ export const streams = sqliteTable(
 );
 
 /**
+ * (project, sessionId): the sum of its streams, kept equal to them by
+ * triggers on streams (migrations/0007), so that ranking sessions reads one
+ * row per session through an index instead of grouping every stream.
+ */
+export const sessions = sqliteTable(
+  'sessions',
+  {
+    id: integer().primaryKey(),
+    projectId: integer('project_id').notNull(),
+    sessionId: text('session_id').notNull(),
+    firstTs: integer('first_ts'),
+    lastTs: integer('last_ts'),
+    ...sums,
+    /** The cache rate to rank by, worst first: no data (NULL) sorts after every rate. */
+    rateRank: real('rate_rank').generatedAlwaysAs(sql`coalesce(read * 1.0 / nullif(uncached + read + write, 0), 2.0)`, { mode: 'virtual' }),
+  },
+  (t) => [
+    uniqueIndex('sessions_key').on(t.projectId, t.sessionId),
+    // One index per ranking: the first rows in index order are the answer.
+    index('sessions_last_ts').on(t.projectId, t.lastTs, t.sessionId),
+    index('sessions_rate').on(t.projectId, t.rateRank, t.sessionId),
+    index('sessions_cost').on(t.projectId, sql`${t.extraCostMicroUsd} DESC`, t.sessionId),
+  ],
+);
+
+/**
  * One request, stored as its two parts so that joining stays the core's
  * `mergeEvent`: the snapshot part (prefix…) and the usage part (end_ts…).
  * stream_id and ts are null while a usage waits for the snapshot that places it.
@@ -165,7 +191,7 @@ const breakDimensions = {
 
 /**
  * Per-minute breaks by reason and cause ('' for none), for the cause
- * breakdown. Kept by triggers on breaks (migrations/0007), so every insert,
+ * breakdown. Kept by triggers on breaks (migrations/0005), so every insert,
  * revision and deletion of a break, retention's included, is counted.
  */
 export const breakCauseRollups = sqliteTable(

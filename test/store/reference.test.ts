@@ -68,6 +68,13 @@ describe('store against the reference evaluation', () => {
           const sessions = (await store.sessions('default', {}, {}, { limit: 10 })).items;
           expect(sessions.reduce((n, s) => n + s.turns, 0)).toBe(placed.length);
           expect(sessions.reduce((n, s) => n + s.breaks, 0)).toBe(breaks);
+          // The sessions table (kept by triggers) equals grouping the streams themselves, in every order:
+          // naming every agent takes the grouping path.
+          const everyAgent = { agentId: [...new Set(events.map((e) => e.agentId ?? 'main'))] };
+          for (const order of ['recent', 'worst_cache_rate', 'extra_cost'] as const) {
+            const whole = await store.sessions('default', {}, {}, { limit: 10 }, order);
+            expect(whole).toEqual(await store.sessions('default', {}, everyAgent, { limit: 10 }, order));
+          }
           await store.close();
         },
       ),

@@ -59,11 +59,11 @@ export const ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/sessions',
-    summary: 'Sessions seen in the range, most recent first: turns, breaks, cache rate, tokens, estimated extra cost',
+    summary: 'Sessions active in the range, most recent first, each with its totals: turns, breaks, cache rate, tokens, estimated extra cost',
     params: {
       ...RANGE,
       sessionId: FILTERS.sessionId,
-      agentId: FILTERS.agentId,
+      agentId: 'only these agents: each session counts only their streams',
       order: 'recent (default) | worst_cache_rate | extra_cost',
       ...PAGE,
     },

@@ -6,7 +6,7 @@ import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
 import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
-import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, streams, type Sums } from '../schema.js';
+import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams, type Sums } from '../schema.js';
 import {
   InvalidQueryError,
   type ApiKey,
@@ -143,55 +143,12 @@ export class SqliteStore implements Store {
   ): Promise<Page<SessionSummary>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    const s = streams;
-    // A stream whose only turns moved to another agent's stream has no span left.
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    const agents = labelIds(this.dictionary, 'agent', filters.agentId);
-    if (agents) conditions.push(inArray(s.agentId, agents));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    const lastSeen = sql<number>`max(${s.lastTs})`;
-    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
     // Recent order pages by key; the rankings page by position.
-    let offset = 0;
-    if (page.cursor !== undefined && order === 'recent') {
-      const [ts, id] = this.cursor(page.cursor, ['number', 'string']) as [number, string];
-      having.push(sql`(${lastSeen} < ${ts} OR (${lastSeen} = ${ts} AND ${s.sessionId} < ${id}))`);
-    } else if (page.cursor !== undefined) {
-      offset = this.cursor(page.cursor, ['number'])[0] as number;
-    }
-    const rate = sql`sum(${s.read}) * 1.0 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)`;
-    const ordering = {
-      recent: [desc(lastSeen), desc(s.sessionId)],
-      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(s.sessionId)],
-      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(s.sessionId)],
-    }[order];
-    const rows = this.opened.db
-      .select({
-        sessionId: s.sessionId,
-        agentIds: sql<string>`group_concat(${s.agentId})`,
-        firstSeen: sql<number>`min(${s.firstTs})`,
-        lastSeen,
-        turns: sumOf(s.turns),
-        breaks: sumOf(s.breaks),
-        unmeasuredInput: sumOf(s.unmeasuredInput),
-        uncached: sumOf(s.uncached),
-        read: sumOf(s.read),
-        write: sumOf(s.write),
-        write1h: sumOf(s.write1h),
-        output: sumOf(s.output),
-        missed: sumOf(s.missed),
-        extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
-      })
-      .from(s)
-      .where(allOf(conditions))
-      .groupBy(s.sessionId)
-      .having(and(...having))
-      .orderBy(...ordering)
-      .limit(page.limit + 1)
-      .offset(offset)
-      .all();
+    const after = page.cursor !== undefined && order === 'recent' ? (this.cursor(page.cursor, ['number', 'string']) as [number, string]) : undefined;
+    const offset = page.cursor !== undefined && order !== 'recent' ? (this.cursor(page.cursor, ['number'])[0] as number) : 0;
+    const rows = filters.agentId
+      ? this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
+      : this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     const items = rows.slice(0, page.limit).map(
       (r): SessionSummary => ({
         sessionId: r.sessionId,
@@ -216,6 +173,102 @@ export class SqliteStore implements Store {
       items,
       nextCursor: encodeCursor(order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit]),
     };
+  }
+
+  /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
+  private wholeSessions(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
+    const s = sessionsTable;
+    // A ranking walks its own index and filters the range as it goes: the unary + keeps the
+    // planner from reading every session in range through sessions_last_ts and sorting them.
+    const lastTs = order === 'recent' ? sql`${s.lastTs}` : sql`+${s.lastTs}`;
+    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${lastTs} IS NOT NULL`];
+    if (range.from !== undefined) conditions.push(sql`${lastTs} >= ${range.from}`);
+    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
+    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
+    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
+    const ordering = {
+      recent: [desc(s.lastTs), desc(s.sessionId)],
+      worst_cache_rate: [asc(s.rateRank), asc(s.sessionId)],
+      extra_cost: [desc(s.extraCostMicroUsd), asc(s.sessionId)],
+    }[order];
+    const found = this.opened.db
+      .select({
+        sessionId: s.sessionId,
+        firstSeen: sql<number>`${s.firstTs}`,
+        lastSeen: sql<number>`${s.lastTs}`,
+        turns: s.turns,
+        breaks: s.breaks,
+        unmeasuredInput: s.unmeasuredInput,
+        uncached: s.uncached,
+        read: s.read,
+        write: s.write,
+        write1h: s.write1h,
+        output: s.output,
+        missed: s.missed,
+        extraCostMicroUsd: s.extraCostMicroUsd,
+      })
+      .from(s)
+      .where(allOf(conditions))
+      .orderBy(...ordering)
+      .limit(limit)
+      .offset(offset)
+      .all();
+    if (found.length === 0) return [];
+    const agents = new Map(
+      this.opened.db
+        .select({ sessionId: streams.sessionId, agentIds: sql<string>`group_concat(${streams.agentId})` })
+        .from(streams)
+        .where(and(eq(streams.projectId, projectId), inArray(streams.sessionId, found.map((r) => r.sessionId)), sql`${streams.lastTs} IS NOT NULL`))
+        .groupBy(streams.sessionId)
+        .all()
+        .map((r) => [r.sessionId, r.agentIds]),
+    );
+    return found.map((r) => ({ ...r, agentIds: agents.get(r.sessionId) ?? '' }));
+  }
+
+  /** With an agent filter, a session's figures are those of the chosen agents' streams: grouped from the streams. */
+  private sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
+    const s = streams;
+    // A stream whose only turns moved to another agent's stream has no span left.
+    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
+    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
+    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
+    conditions.push(inArray(s.agentId, labelIds(this.dictionary, 'agent', filters.agentId)!));
+    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
+    const lastSeen = sql<number>`max(${s.lastTs})`;
+    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
+    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
+    const rate = sql`sum(${s.read}) * 1.0 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)`;
+    const ordering = {
+      recent: [desc(lastSeen), desc(s.sessionId)],
+      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(s.sessionId)],
+      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(s.sessionId)],
+    }[order];
+    return this.opened.db
+      .select({
+        sessionId: s.sessionId,
+        agentIds: sql<string>`group_concat(${s.agentId})`,
+        firstSeen: sql<number>`min(${s.firstTs})`,
+        lastSeen,
+        turns: sumOf(s.turns),
+        breaks: sumOf(s.breaks),
+        unmeasuredInput: sumOf(s.unmeasuredInput),
+        uncached: sumOf(s.uncached),
+        read: sumOf(s.read),
+        write: sumOf(s.write),
+        write1h: sumOf(s.write1h),
+        output: sumOf(s.output),
+        missed: sumOf(s.missed),
+        extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
+      })
+      .from(s)
+      .where(allOf(conditions))
+      .groupBy(s.sessionId)
+      .having(and(...having))
+      .orderBy(...ordering)
+      .limit(limit)
+      .offset(offset)
+      .all();
   }
 
   async recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]> {
