@@ -1,24 +1,13 @@
-// SPEC §4: the state of a turn, the break criterion and the attribution of a
-// break, judged from the turn and the previous turn of its stream.
-import { changedToolNames, diffBlocks, diffTools, firstRewrittenIndex, NO_TOOL_CHANGES } from './diff.js';
+// SPEC §4.1, §4.3 and §4.5: the state of a turn, judged against its baseline
+// (the earlier turn whose cache entry it could read), and the break record of
+// a miss.
+import { attribute } from './attribution.js';
+import { cachingMode, minCacheable, type CachingMode } from './caching.js';
+import type { Seen } from './history.js';
 import type { DetectionOptions } from './options.js';
-import { extraCostUsd, findPrice } from './prices.js';
-import type {
-  BreakCause,
-  BreakReason,
-  BreakRecord,
-  Evaluation,
-  Prefix,
-  ToolChanges,
-  TtlSource,
-  Turn,
-  TurnState,
-  Usage,
-} from './types.js';
-
-/** The provider default TTL when neither the request nor the previous write says otherwise. */
-export const DEFAULT_TTL_MS = 5 * 60_000;
-const ONE_HOUR_MS = 60 * 60_000;
+import { extraCostUsd } from './prices.js';
+import { causeOfGap, retentionOf } from './retention.js';
+import type { BreakCause, BreakReason, BreakRecord, TurnState, Turn, Usage } from './types.js';
 
 /** A turn that has usage: the only kind that gets a state. */
 export type MeasuredTurn = Turn & { usage: Usage };
@@ -27,160 +16,110 @@ export function totalInput(usage: Usage): number {
   return usage.uncached + usage.read + usage.write;
 }
 
-/** SPEC §4.3: what `current` could have read from what `previous` left in the cache. */
-export function expectedRead(previous: Usage, current: Usage): number {
-  return Math.min(previous.read + previous.write, totalInput(current));
+const modeOf = (turn: MeasuredTurn): CachingMode => cachingMode(turn.usage, turn.provider);
+
+/** SPEC §4.3: what `turn` left in the cache. */
+export function cachedBy(turn: MeasuredTurn, options: DetectionOptions): number {
+  if (modeOf(turn) === 'explicit') return turn.usage.read + turn.usage.write;
+  const total = totalInput(turn.usage);
+  return total >= minCacheable(turn.provider, turn.model, options.minCacheable) ? total : 0;
 }
 
-export function isMiss(previous: Usage, current: Usage, options: DetectionOptions): boolean {
-  const expected = expectedRead(previous, current);
-  const missed = expected - current.read;
-  return missed >= options.minMissTokens && current.read < options.missRatio * expected;
+/** An automatic cache does not keep (nor serve) a prompt below the provider's minimum. */
+function belowMinimum(turn: MeasuredTurn, options: DetectionOptions): boolean {
+  return totalInput(turn.usage) < minCacheable(turn.provider, turn.model, options.minCacheable);
 }
 
-interface Attribution {
-  reasons: BreakReason[];
-  toolChanges: ToolChanges;
-  changedSystemBlocks: number[] | null;
-  firstChangedMessageIndex: number | null;
+export interface Judged {
+  state: TurnState;
+  break: BreakRecord | null;
 }
 
-/** SPEC §4.4 steps 1–6: every change found between two prefixes, in prefix order. */
-export function attribute(previous: Prefix | undefined, current: Prefix | undefined): Attribution {
-  const found: Attribution = {
-    reasons: [],
-    toolChanges: NO_TOOL_CHANGES,
-    changedSystemBlocks: null,
-    firstChangedMessageIndex: null,
-  };
-  if (!previous || !current) return found;
-  if (previous.model !== current.model) found.reasons.push('model_changed');
+/** What the detector knows of a turn beyond its own events. */
+export interface Context {
+  baseline: Seen | undefined;
+  /** The first main-stream turn after a compaction (SPEC §4.9). */
+  afterCompaction: boolean;
+}
 
-  if (previous.tools && current.tools && previous.toolsHash !== current.toolsHash) {
-    const changes = diffTools(previous.tools, current.tools);
-    if (changes.added.length + changes.removed.length + changes.schemaChanged.length > 0) {
-      found.reasons.push('tools_schema_changed');
-    }
-    if (changes.moved.length > 0) found.reasons.push('tools_order_changed');
-    found.toolChanges = changes;
-  }
-
-  if (previous.systemHash !== undefined && current.systemHash !== undefined) {
-    if (previous.systemHash !== current.systemHash) {
-      found.reasons.push('system_changed');
-      if (previous.systemBlockHashes && current.systemBlockHashes) {
-        found.changedSystemBlocks = diffBlocks(previous.systemBlockHashes, current.systemBlockHashes);
-      }
+/** SPEC §4.1: the first state that applies. */
+export function judge(turn: MeasuredTurn, context: Context, options: DetectionOptions): Judged {
+  const usage = turn.usage;
+  if (!usage.cacheReported) return { state: 'unreported', break: null };
+  const mode = modeOf(turn);
+  const baseline = context.baseline;
+  // With automatic caching, a prompt below the minimum cannot read.
+  const canRead = mode === 'explicit' || !belowMinimum(turn, options);
+  if (baseline && canRead) {
+    const expected = Math.min(cachedBy(baseline.turn as MeasuredTurn, options), totalInput(usage));
+    const missed = expected - usage.read;
+    if (missed >= options.minMissTokens && usage.read < options.missRatio * expected) {
+      if (turn.expectMiss !== undefined || context.afterCompaction) return { state: 'expected', break: null };
+      return { state: 'miss', break: describe(baseline, turn, mode, expected, options) };
     }
   }
-
-  if (
-    previous.cacheControlHash !== undefined &&
-    current.cacheControlHash !== undefined &&
-    previous.cacheControlHash !== current.cacheControlHash
-  ) {
-    found.reasons.push('cache_control_changed');
-  }
-
-  if (previous.messageHashes && current.messageHashes) {
-    const index = firstRewrittenIndex(previous.messageHashes, current.messageHashes);
-    if (index !== null) {
-      found.reasons.push('messages_rewritten');
-      found.firstChangedMessageIndex = index;
-    }
-  }
-  return found;
+  if (usage.read > 0) return { state: 'hit', break: null };
+  // Nothing read or written: explicit caching without a write, or a prompt an automatic cache does not keep.
+  if (usage.write === 0 && (mode === 'explicit' || !canRead)) return { state: 'uncached', break: null };
+  return { state: 'cold', break: null };
 }
 
-/** Both prefixes say enough (model, system, tools) that "nothing changed" is a claim. */
-function fullyDescribed(previous: Prefix | undefined, current: Prefix | undefined): boolean {
-  return (
-    previous?.systemHash !== undefined &&
-    current?.systemHash !== undefined &&
-    previous.tools !== undefined &&
-    current.tools !== undefined
-  );
+/** Both snapshots say enough (model, system, tools) that "nothing changed" is a claim. */
+function fullyDescribed(a: Turn, b: Turn): boolean {
+  return [a.prefix, b.prefix].every((p) => p?.systemHash !== undefined && p.tools !== undefined);
 }
 
-function ttlOf(previous: MeasuredTurn, current: MeasuredTurn): { ttlMs: number; ttlSource: TtlSource } {
-  if (current.prefix?.ttlMs !== undefined) return { ttlMs: current.prefix.ttlMs, ttlSource: 'declared' };
-  if (previous.usage.write1h > 0) return { ttlMs: ONE_HOUR_MS, ttlSource: 'previous_1h_write' };
-  return { ttlMs: DEFAULT_TTL_MS, ttlSource: 'provider_default' };
-}
+function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: number, options: DetectionOptions): BreakRecord {
+  const baseline = seen.turn as MeasuredTurn;
+  const missed = expected - turn.usage.read;
+  const baselineMode = modeOf(baseline);
+  const found = attribute(baseline, turn, baselineMode === 'explicit');
+  const gapMs = Math.max(0, turn.ts - (baseline.ts + (baseline.ttftMs ?? 0)));
+  const retention = retentionOf(baselineMode, seen.tiers, baseline);
+  const gap = causeOfGap(gapMs, retention);
 
-function describeBreak(previous: MeasuredTurn, current: MeasuredTurn, options: DetectionOptions): BreakRecord {
-  const expected = expectedRead(previous.usage, current.usage);
-  const missed = expected - current.usage.read;
-  const found = attribute(previous.prefix, current.prefix);
-  // Without both snapshots the turns still know their models (from usage): compare what both carry.
-  if ((!previous.prefix || !current.prefix) && previous.model && current.model && previous.model !== current.model) {
-    found.reasons.unshift('model_changed');
-  }
-  const gapMs = Math.max(0, current.ts - (previous.endTs ?? previous.ts));
-  const { ttlMs, ttlSource } = ttlOf(previous, current);
-  const expired = gapMs > ttlMs;
-
-  let reasons = found.reasons;
+  let reasons: BreakReason[] = found.reasons;
   let cause: BreakCause | null = null;
   if (reasons.length === 0) {
-    if (fullyDescribed(previous.prefix, current.prefix)) {
+    if (fullyDescribed(baseline, turn)) {
       reasons = ['likely_provider_ttl_or_eviction'];
-      cause = expired ? 'ttl_expired' : 'likely_server_eviction';
+      cause = gap.cause;
     } else {
       reasons = ['unknown'];
-      cause = expired ? 'ttl_expired' : null;
+      // The gap alone never claims eviction: that would say nothing changed.
+      cause = gap.cause === 'likely_server_eviction' ? null : gap.cause;
     }
   }
 
-  const price = findPrice(options.prices, current.model);
+  const price = turn.model === undefined ? undefined : options.prices(turn.model, turn.provider);
   return {
-    requestId: current.requestId,
-    previousRequestId: previous.requestId,
-    sessionId: current.sessionId,
-    agentId: current.agentId,
-    ts: current.ts,
-    provider: current.provider ?? null,
-    model: current.model ?? null,
+    requestId: turn.requestId,
+    previousRequestId: baseline.requestId,
+    sessionId: turn.sessionId,
+    agentId: turn.agentId,
+    ts: turn.ts,
+    provider: turn.provider ?? null,
+    model: turn.model ?? null,
     reason: reasons[0]!,
     reasons,
     cause,
-    changedToolNames: changedToolNames(found.toolChanges),
+    changedToolNames: found.changedToolNames,
     toolChanges: found.toolChanges,
     changedSystemBlocks: found.changedSystemBlocks,
     firstChangedMessageIndex: found.firstChangedMessageIndex,
-    previousCacheReadTokens: previous.usage.read,
-    currentCacheReadTokens: current.usage.read,
-    cacheWriteTokens: current.usage.write,
+    previousCacheReadTokens: baseline.usage.read,
+    currentCacheReadTokens: turn.usage.read,
+    cacheWriteTokens: turn.usage.write,
     expectedCacheReadTokens: expected,
     missedCacheReadTokens: missed,
     gapMs,
-    ttlMs,
-    ttlSource,
-    providerDiagnosis: current.diagnostics ?? null,
-    estimatedExtraCostUsd: price ? extraCostUsd(price, missed, current.usage) : null,
+    ttlMs: retention.ttlMs,
+    ttlMaxMs: retention.ttlMaxMs,
+    ttlSource: retention.ttlSource,
+    partialExpiry: gap.partialExpiry,
+    changedParams: found.changedParams,
+    changesAfterCachedPrefix: found.after,
+    providerDiagnosis: turn.diagnostics ?? null,
+    estimatedExtraCostUsd: price ? extraCostUsd(price, missed, mode, turn.usage) : null,
   };
-}
-
-/** SPEC §4.1: the state of `current`, given the previous turn of its stream with usage. */
-export function evaluateTurn(
-  previous: MeasuredTurn | undefined,
-  current: MeasuredTurn,
-  options: DetectionOptions,
-): Evaluation {
-  const previousRequestId = previous?.requestId ?? null;
-  const result = (state: TurnState, record: BreakRecord | null = null): Evaluation => ({
-    requestId: current.requestId,
-    state,
-    previousRequestId,
-    break: record,
-  });
-  const usage = current.usage;
-  if (!usage.cacheReported) return result('unreported');
-  if (!previous) return result('cold');
-  if (isMiss(previous.usage, usage, options)) {
-    return current.expectMiss ? result('expected') : result('miss', describeBreak(previous, current, options));
-  }
-  if (usage.read > 0) return result('hit');
-  if (usage.write === 0) return result('uncached');
-  return result('cold');
 }

@@ -18,9 +18,10 @@ export interface SnapshotPart {
 
 export interface UsagePart {
   ts?: EpochMs;
+  ttftMs?: number;
   sessionId?: string;
   agentId?: string;
-  provider: string;
+  provider?: string;
   model?: string;
   usage: Usage;
   diagnostics?: unknown;
@@ -52,9 +53,11 @@ function snapshotPart(event: Extract<CacheEvent, { type: 'snapshot' | 'turn' }>)
 }
 
 function usagePart(event: CacheEvent & { type: 'usage' | 'turn' }): UsagePart {
-  const part: UsagePart = { provider: event.provider, usage: event.usage };
+  const part: UsagePart = { usage: event.usage };
+  if (event.provider !== undefined) part.provider = event.provider;
   const ts = event.type === 'turn' ? event.endTs : event.ts;
   if (ts !== undefined) part.ts = ts;
+  if (event.ttftMs !== undefined) part.ttftMs = event.ttftMs;
   if (event.sessionId !== undefined) part.sessionId = event.sessionId;
   if (event.agentId !== undefined) part.agentId = event.agentId;
   if (event.model !== undefined) part.model = event.model;
@@ -76,9 +79,10 @@ const defined = (...values: unknown[]) => values.filter((v) => v !== undefined).
  */
 function snapshotRank(part: SnapshotPart): [number[], string] {
   const p = part.prefix;
-  const told = defined(p.systemHash, p.tools, p.cacheControlHash, p.messageHashes, part.provider, part.expectMiss);
+  const told = defined(p.systemHash, p.tools, p.cacheControlHash, p.messageHashes, p.markers, p.params, part.provider, part.expectMiss);
   const key = [part.ts, part.sessionId, part.agentId, part.model, part.provider, part.expectMiss, p.systemHash,
-    p.systemBlockHashes?.join(','), p.toolsHash, p.cacheControlHash, p.ttlMs, p.messageHashes?.length];
+    p.systemBlockHashes?.join(','), p.toolsHash, p.cacheControlHash, p.ttlMs, p.messageHashes?.length, p.markers?.join(' '),
+    p.params && JSON.stringify(p.params)];
   return [[told], JSON.stringify(key)];
 }
 
@@ -86,8 +90,8 @@ function snapshotRank(part: SnapshotPart): [number[], string] {
 function usageRank(part: UsagePart): [number[], string] {
   const u = part.usage;
   const nonZero = [u.read, u.write, u.write1h, u.output].filter((n) => n > 0).length;
-  const key = [u.uncached, u.read, u.write, u.write1h, u.output, part.ts, part.model, part.provider, JSON.stringify(part.diagnostics)];
-  return [[u.cacheReported ? 1 : 0, nonZero, defined(part.diagnostics)], JSON.stringify(key)];
+  const key = [u.uncached, u.read, u.write, u.write1h, u.output, u.writeReported, part.ts, part.ttftMs, part.model, part.provider, JSON.stringify(part.diagnostics)];
+  return [[u.cacheReported ? 1 : 0, nonZero, defined(part.diagnostics, part.ttftMs, part.provider)], JSON.stringify(key)];
 }
 
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {
@@ -126,6 +130,7 @@ export function toTurn(parts: TurnParts): Turn | undefined {
     ts,
   };
   if (usage?.ts !== undefined) turn.endTs = usage.ts;
+  if (usage?.ttftMs !== undefined) turn.ttftMs = usage.ttftMs;
   const provider = snapshot?.provider ?? usage?.provider;
   if (provider !== undefined) turn.provider = provider;
   const model = snapshot?.model ?? usage?.model;

@@ -2,7 +2,11 @@
 // so that unchanged prefixes compare in O(1).
 import { parseDuration } from './duration.js';
 import { hashString, hashValue } from './hash.js';
+import { normalizeMarker } from './position.js';
 import type { CacheControl, Prefix, SnapshotContent, ToolRef } from './types.js';
+
+/** Anthropic's default, and what a marker without a TTL means when the request names none (SPEC §4.12). */
+export const DEFAULT_MARKER_TTL = '5m';
 
 /** One hash over the names, schema hashes and order of a tool list. */
 export function hashToolList(tools: readonly ToolRef[]): string {
@@ -12,20 +16,48 @@ export function hashToolList(tools: readonly ToolRef[]): string {
 }
 
 /**
- * cache_control settings repeat on every turn of a stream: their canonical
- * hash is remembered by their plain JSON (bounded, so it cannot grow).
+ * Cache settings repeat on every turn of a stream: their canonical hash is
+ * remembered by their plain JSON (bounded, so it cannot grow).
  */
-const cacheControlHashes = new Map<string, string>();
+const settingsHashes = new Map<string, string>();
 
-function hashCacheControl(cacheControl: CacheControl): string {
-  const plain = JSON.stringify(cacheControl);
-  let hash = cacheControlHashes.get(plain);
+function hashSettings(settings: CacheControl): string {
+  const plain = JSON.stringify(settings);
+  let hash = settingsHashes.get(plain);
   if (hash === undefined) {
-    if (cacheControlHashes.size >= 4096) cacheControlHashes.clear();
-    hash = hashValue(cacheControl);
-    cacheControlHashes.set(plain, hash);
+    if (settingsHashes.size >= 4096) settingsHashes.clear();
+    hash = hashValue(settings);
+    settingsHashes.set(plain, hash);
   }
   return hash;
+}
+
+/**
+ * What of cache_control the markers do not say. Scope and TTL follow the last
+ * marker, which advances with every appended message, so they count only when
+ * no marker is known.
+ */
+function settingsOf(control: CacheControl, markersKnown: boolean): CacheControl {
+  const { markers: _markers, ...rest } = control;
+  if (!markersKnown) return rest;
+  const { scope: _scope, ttl: _ttl, ...settings } = rest;
+  return settings;
+}
+
+/** Hashes of the cache-relevant request parameters, or undefined when the snapshot says nothing of them. */
+function paramsOf(snapshot: SnapshotContent): Record<string, string> | undefined {
+  const { thinking, thinkingHash, toolChoice, toolChoiceHash, params } = snapshot;
+  if (thinking === undefined && thinkingHash === undefined && toolChoice === undefined && toolChoiceHash === undefined && params === undefined) {
+    return undefined;
+  }
+  const hashes: Record<string, string> = {};
+  for (const [key, value] of Object.entries(params ?? {})) if (value !== undefined) hashes[key] = hashValue(value);
+  const thinkingValue = thinkingHash ?? (thinking === undefined ? undefined : hashValue(thinking));
+  if (thinkingValue !== undefined) hashes.thinking = thinkingValue;
+  const toolChoiceValue = toolChoiceHash ?? (toolChoice === undefined ? undefined : hashValue(toolChoice));
+  if (toolChoiceValue !== undefined) hashes.toolChoice = toolChoiceValue;
+  // Sorted, so that equal parameters are equal objects whichever way they arrived.
+  return Object.fromEntries(Object.entries(hashes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 export function toPrefix(snapshot: SnapshotContent): Prefix {
@@ -39,11 +71,18 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
     prefix.tools = snapshot.tools;
     prefix.toolsHash = hashToolList(snapshot.tools);
   }
-  const cacheControlHash =
-    snapshot.cacheControlHash ?? (snapshot.cacheControl ? hashCacheControl(snapshot.cacheControl) : undefined);
+  const control = snapshot.cacheControl;
+  const markers = control?.markers ?? [];
+  if (markers.length > 0) {
+    const ttl = control?.ttl ?? DEFAULT_MARKER_TTL;
+    prefix.markers = markers.map((name) => normalizeMarker(name, ttl, snapshot.messageHashes?.length));
+  }
+  const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control, markers.length > 0)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
-  const ttlMs = parseDuration(snapshot.cacheControl?.ttl);
+  const ttlMs = parseDuration(control?.ttl);
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;
+  const params = paramsOf(snapshot);
+  if (params !== undefined) prefix.params = params;
   if (snapshot.messageHashes) prefix.messageHashes = snapshot.messageHashes;
   return prefix;
 }

@@ -7,24 +7,29 @@ export type EpochMs = number;
 export const TURN_STATES = ['unreported', 'cold', 'miss', 'expected', 'hit', 'uncached'] as const;
 export type TurnState = (typeof TURN_STATES)[number];
 
-/** SPEC §4.4, in prefix order: the first that applies is `reason`. */
-export const BREAK_REASONS = [
+/** SPEC §4.4, in prefix order: the first change inside the cached prefix is `reason`. */
+export const CHANGE_REASONS = [
   'model_changed',
   'tools_schema_changed',
   'tools_order_changed',
   'system_changed',
   'cache_control_changed',
+  'request_params_changed',
   'messages_rewritten',
-  'likely_provider_ttl_or_eviction',
-  'unknown',
+  'breakpoint_lookback_exceeded',
 ] as const;
+export type ChangeReason = (typeof CHANGE_REASONS)[number];
+
+/** Every reason a break record can carry: a change, or none found. */
+export const BREAK_REASONS = [...CHANGE_REASONS, 'likely_provider_ttl_or_eviction', 'unknown'] as const;
 export type BreakReason = (typeof BREAK_REASONS)[number];
 
-export const BREAK_CAUSES = ['ttl_expired', 'likely_server_eviction'] as const;
+/** SPEC §4.5. */
+export const BREAK_CAUSES = ['ttl_expired', 'possible_ttl_expiry', 'likely_server_eviction'] as const;
 export type BreakCause = (typeof BREAK_CAUSES)[number];
 
-/** Where the TTL used to judge a gap came from. */
-export const TTL_SOURCES = ['declared', 'previous_1h_write', 'provider_default'] as const;
+/** Where the retention used to judge a gap came from (SPEC §4.5). */
+export const TTL_SOURCES = ['declared', 'previous_1h_write', 'provider_default', 'unknown'] as const;
 export type TtlSource = (typeof TTL_SOURCES)[number];
 
 export interface ToolRef {
@@ -35,9 +40,13 @@ export interface ToolRef {
 /** cache_control settings of a request, as the harness describes them. */
 export interface CacheControl {
   enabled?: boolean;
-  /** Duration of the longest-prefix marker: "5m", "1h", "24h", "300s"… */
+  /** Duration of the longest-prefix marker, or the requested retention: "5m", "1h", "24h", "300s"… */
   ttl?: string;
   scope?: string;
+  /**
+   * Absolute positions (SPEC §4.6): "tools", "tools:k", "system:k",
+   * "messages:i", each optionally suffixed "@5m", "@1h" or "@24h".
+   */
   markers?: string[];
   /** Hash of a provider cache key (OpenAI prompt_cache_key, Gemini cachedContent). */
   key?: string;
@@ -53,6 +62,14 @@ export interface SnapshotContent {
   cacheControl?: CacheControl;
   cacheControlHash?: string;
   messageHashes?: string[];
+  /** Anthropic `thinking` (enabled, budget), raw or as a client hash. */
+  thinking?: unknown;
+  thinkingHash?: string;
+  /** `tool_choice`, raw or as a client hash. */
+  toolChoice?: unknown;
+  toolChoiceHash?: string;
+  /** Other cache-relevant request parameters, compared per key. */
+  params?: Record<string, unknown>;
 }
 
 export interface StreamKey {
@@ -81,6 +98,11 @@ export interface Usage {
   output: number;
   /** False when the provider's usage carried no cache field at all ("unreported" is not 0%). */
   cacheReported: boolean;
+  /**
+   * The usage carried a cache-write field, even 0, or has Anthropic's or
+   * Bedrock's shape: explicit caching (SPEC §4.12).
+   */
+  writeReported: boolean;
 }
 
 export interface UsageEvent {
@@ -90,7 +112,9 @@ export interface UsageEvent {
   agentId?: string;
   /** Response end. */
   ts?: EpochMs;
-  provider: string;
+  /** Time to first token: when the request's cache entry became readable. */
+  ttftMs?: number;
+  provider?: string;
   /** Lets a usage-only turn be counted per model. */
   model?: string;
   usage: Usage;
@@ -101,10 +125,10 @@ export interface UsageEvent {
 /** A snapshot and its usage in one event. */
 export interface TurnEvent extends Omit<SnapshotEvent, 'type'> {
   type: 'turn';
-  provider: string;
   usage: Usage;
   /** Response end. */
   endTs?: EpochMs;
+  ttftMs?: number;
   diagnostics?: unknown;
 }
 
@@ -118,10 +142,18 @@ export interface Prefix {
   tools?: ToolRef[];
   /** Aggregate of `tools` (names, hashes and order): equal lists compare in O(1). */
   toolsHash?: string;
-  /** Given by the client, or the hash of `cacheControl`. */
+  /**
+   * Given by the client, or the hash of the cache settings that markers do
+   * not describe (a cache key, caching turned on or off; scope and TTL too
+   * when no marker is known).
+   */
   cacheControlHash?: string;
   /** Declared TTL in ms, from cacheControl.ttl. */
   ttlMs?: number;
+  /** Markers at absolute positions (SPEC §4.6), in the form "system:1@1h"; absent or empty: unknown. */
+  markers?: string[];
+  /** Hashes of the cache-relevant request parameters by name (thinking, toolChoice, params keys); absent: unknown. */
+  params?: Record<string, string>;
   messageHashes?: string[];
 }
 
@@ -134,6 +166,8 @@ export interface Turn {
   ts: EpochMs;
   /** Response end, when known. */
   endTs?: EpochMs;
+  /** Time to first token, when known. */
+  ttftMs?: number;
   provider?: string;
   model?: string;
   prefix?: Prefix;
@@ -171,8 +205,16 @@ export interface BreakRecord {
   expectedCacheReadTokens: number;
   missedCacheReadTokens: number;
   gapMs: number;
-  ttlMs: number;
+  /** The shortest retention of the baseline's prefix; null when unknown. */
+  ttlMs: number | null;
+  /** The longest; null when unknown or unbounded. */
+  ttlMaxMs: number | null;
   ttlSource: TtlSource;
+  /** The shorter tier expired while a longer one still held part of the prefix. */
+  partialExpiry: boolean;
+  changedParams: string[];
+  /** Reasons of changes that lie after the baseline's cached prefix: listed, not the cause. */
+  changesAfterCachedPrefix: ChangeReason[];
   providerDiagnosis: unknown;
   estimatedExtraCostUsd: number | null;
 }
@@ -181,6 +223,9 @@ export interface BreakRecord {
 export interface Evaluation {
   requestId: string;
   state: TurnState;
+  /** The baseline (SPEC §4.2), or null without one. */
   previousRequestId: string | null;
+  /** Earlier turns of the stream that were not yet answering when this one started. */
+  concurrentRequestIds: string[];
   break: BreakRecord | null;
 }

@@ -21,7 +21,7 @@ export interface ProviderInfo {
 export const PROVIDERS = {
   anthropic: { aliases: [], shape: 'anthropic' },
   bedrock: { aliases: ['aws.bedrock', 'amazon-bedrock'], shape: 'bedrock' },
-  openai: { aliases: [], shape: 'chat' },
+  openai: { aliases: ['azure', 'azure.ai.openai', 'azure-openai', 'azure_openai'], shape: 'chat' },
   openrouter: { aliases: [], shape: 'chat' },
   xai: { aliases: ['x_ai'], shape: 'chat' },
   dashscope: { aliases: ['qwen', 'alibaba'], shape: 'chat' },
@@ -93,6 +93,7 @@ export function normalizeReported(reported: ReportedUsage): UsageResult {
       write,
       write1h,
       output: fields.opt('outputTokens'),
+      writeReported: write !== undefined,
     });
   });
 }
@@ -216,6 +217,8 @@ interface Parts {
   output?: number;
   /** Defaults to whether a read or write count was present (SPEC §3: no cache field means unreported). */
   reported?: boolean;
+  /** Defaults to whether a write count was present (SPEC §4.12: explicit caching). */
+  writeReported?: boolean;
 }
 
 function build(parts: Parts): Usage {
@@ -228,6 +231,7 @@ function build(parts: Parts): Usage {
     write1h: Math.min(parts.write1h ?? 0, write),
     output: parts.output ?? 0,
     cacheReported: parts.reported ?? (parts.read !== undefined || parts.write !== undefined),
+    writeReported: parts.writeReported ?? parts.write !== undefined,
   };
 }
 
@@ -238,7 +242,8 @@ function rest(total: number, read = 0, write = 0): number {
   return Math.max(0, total - read - write);
 }
 
-// `input_tokens` EXCLUDES the cache.
+// `input_tokens` EXCLUDES the cache. Anthropic caches only what is marked, so
+// its usage is explicit caching even when the write field is null.
 function anthropic(fields: Fields): Usage {
   return build({
     uncached: fields.req('input_tokens'),
@@ -246,6 +251,7 @@ function anthropic(fields: Fields): Usage {
     write: fields.opt('cache_creation_input_tokens'),
     write1h: fields.opt('cache_creation', 'ephemeral_1h_input_tokens'),
     output: fields.opt('output_tokens'),
+    writeReported: true,
   });
 }
 
@@ -261,15 +267,20 @@ function bedrock(fields: Fields): Usage {
     write: fields.opt('cacheWriteInputTokens'),
     write1h,
     output: fields.opt('outputTokens'),
+    writeReported: true,
   });
 }
 
 // OpenAI-style totals INCLUDE the cache. DashScope names the write
 // `cache_creation_input_tokens`; its `cache_creation` split is 5m only.
+// LiteLLM puts Anthropic's write count at the top level, beside an inclusive
+// prompt_tokens: a write field, so explicit caching.
 function inclusive(fields: Fields, total: string, details: string, output: string): Usage {
-  const read = fields.opt(details, 'cached_tokens');
+  const read = fields.opt(details, 'cached_tokens') ?? fields.opt('cache_read_input_tokens');
   const write =
-    fields.opt(details, 'cache_write_tokens') ?? fields.opt(details, 'cache_creation_input_tokens');
+    fields.opt(details, 'cache_write_tokens') ??
+    fields.opt(details, 'cache_creation_input_tokens') ??
+    fields.opt('cache_creation_input_tokens');
   return build({ uncached: rest(fields.req(total), read, write), read, write, output: fields.opt(output) });
 }
 

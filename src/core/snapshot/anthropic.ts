@@ -29,17 +29,30 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
     return hashContent(read.message);
   });
   markers.push(...prefix.trailing);
+  const sizes = { tools: tools.tools.length, system: system.hashes.systemBlockHashes.length, messages: messageHashes.length };
   return {
     model: prefix.model,
     ...system.hashes,
     tools: tools.tools,
-    cacheControl: cacheControlOf(markers, { tools: tools.tools.length, messages: messageHashes.length }),
+    cacheControl: cacheControlOf(markers, sizes),
     messageHashes,
   };
 }
 
+/**
+ * Anthropic: changing `thinking` or `tool_choice` invalidates the cached
+ * messages (not tools or system). Both are always known from a body: absent
+ * is a value too, so a request that turns thinking off is a change.
+ */
+function requestParams(body: JsonObject): Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> {
+  const found: Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> = { params: {} };
+  if (body.thinking !== undefined && body.thinking !== null) found.thinking = body.thinking;
+  if (body.tool_choice !== undefined && body.tool_choice !== null) found.toolChoice = body.tool_choice;
+  return found;
+}
+
 export function anthropicSnapshot(body: JsonObject, options: SnapshotOptions): SnapshotContent {
-  return markedSnapshot({
+  const snapshot = markedSnapshot({
     model: modelOf(options, body.model, 'model'),
     tools: optionalArray(body.tools, 'tools'),
     toolsField: 'tools',
@@ -47,4 +60,5 @@ export function anthropicSnapshot(body: JsonObject, options: SnapshotOptions): S
     messages: expectArray(body.messages, 'messages'),
     trailing: autoMarkers(body),
   });
+  return { ...snapshot, ...requestParams(body) };
 }

@@ -93,6 +93,7 @@ export function autoMarkers(body: JsonObject): Marker[] {
   return [{ section: 'auto', at: 0, ...parseMark(control, 'cache_control', DEFAULT_TTL) }];
 }
 
+/** SPEC §4.6: absolute positions, counted from the first tool, system block or message. */
 function position(marker: Marker, sizes: PrefixSizes): string {
   switch (marker.section) {
     case 'tools':
@@ -100,15 +101,17 @@ function position(marker: Marker, sizes: PrefixSizes): string {
     case 'system':
       return `system:${marker.at}`;
     case 'messages':
-      // Counted from the end, so a marker on the last message keeps its name as the conversation grows.
-      return `messages:${marker.at - sizes.messages}`;
+      return `messages:${marker.at}`;
     case 'auto':
-      return 'auto';
+      // Automatic caching marks the last cacheable block.
+      if (sizes.messages > 0) return `messages:${sizes.messages - 1}`;
+      return sizes.system > 0 ? `system:${sizes.system - 1}` : 'tools';
   }
 }
 
 export interface PrefixSizes {
   tools: number;
+  system: number;
   messages: number;
 }
 

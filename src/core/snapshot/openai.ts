@@ -71,7 +71,7 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
     model: c.model,
     ...hashBlocks(system),
     tools: c.tools.tools,
-    cacheControl: cacheSettings(body, markers, { tools: c.tools.tools.length, messages: messages.length }),
+    cacheControl: cacheSettings(body, markers, { tools: c.tools.tools.length, system: system.length, messages: messages.length }),
     messageHashes: messages.map((message) => hashContent(message)),
   };
 }

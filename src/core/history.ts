@@ -1,0 +1,117 @@
+// SPEC §4.2: which earlier turn a turn can read the cache of. A History is
+// what a stream's earlier turns leave for the later ones: per model family the
+// latest turn already answering before any later turn starts, the turns still
+// in flight, and the TTL tiers of the latest write. It is built by folding
+// turns in stream order, so that evaluating a stream's suffix needs only the
+// History before it.
+import { modelFamily } from './family.js';
+import { byCodePoint } from './hash.js';
+import { tiersOf, type Tiers } from './retention.js';
+import type { Turn } from './types.js';
+
+/** A turn as the later turns of its stream see it. */
+export interface Seen {
+  turn: Turn;
+  /** undefined: the model is unknown, which matches any family (SPEC §4.12). */
+  family: string | undefined;
+  /** When its cache entry became readable: start + ttftMs, else its response end; undefined when neither is known. */
+  readyAt: number | undefined;
+  /** It has usage that reported cache fields: it can be a baseline. */
+  candidate: boolean;
+  /** The TTL tiers its prefix is held in (SPEC §4.5). */
+  tiers: Tiers;
+}
+
+export interface History {
+  /** Per family (UNKNOWN for no model), the latest candidate that every later turn can read. */
+  settled: Map<string, Seen>;
+  /** Earlier turns some later turn might still find in flight, in stream order. */
+  pending: Seen[];
+  /** The tiers of the latest turn that wrote; 0 before any. */
+  writer: Tiers;
+  /** The last turn folded in. */
+  last: Turn | undefined;
+}
+
+const UNKNOWN = '\u0000';
+
+export function emptyHistory(writer: Tiers = 0): History {
+  return { settled: new Map(), pending: [], writer, last: undefined };
+}
+
+/** Stream order: request start, ties by requestId. */
+export function compareTurns(a: Turn, b: Turn): number {
+  return a.ts - b.ts || byCodePoint(a.requestId, b.requestId);
+}
+
+export function readyAtOf(turn: Turn): number | undefined {
+  return turn.ttftMs !== undefined ? turn.ts + turn.ttftMs : turn.endTs;
+}
+
+/** SPEC §4.2: `seen`'s cache entry existed when `turn` started. */
+function available(seen: Seen, turn: Turn): boolean {
+  return seen.readyAt === undefined ? seen.turn.ts < turn.ts : seen.readyAt <= turn.ts;
+}
+
+const later = (a: Seen | undefined, b: Seen) => (a === undefined || compareTurns(a.turn, b.turn) < 0 ? b : a);
+
+export interface Baseline {
+  baseline: Seen | undefined;
+  /** Earlier turns not yet answering when the turn started, in stream order. */
+  concurrent: Seen[];
+}
+
+/** The baseline of `turn` (latest available of its family, else of any model) and the turns it overlapped. */
+export function baselineOf(history: History, turn: Turn): Baseline {
+  const family = turn.model === undefined ? undefined : modelFamily(turn.model);
+  let same: Seen | undefined;
+  let any: Seen | undefined;
+  const consider = (seen: Seen) => {
+    if (!seen.candidate) return;
+    if (family === undefined || seen.family === undefined || seen.family === family) same = later(same, seen);
+    any = later(any, seen);
+  };
+  for (const seen of history.settled.values()) consider(seen);
+  const concurrent: Seen[] = [];
+  for (const seen of history.pending) {
+    if (available(seen, turn)) consider(seen);
+    else concurrent.push(seen);
+  }
+  return { baseline: same ?? any, concurrent };
+}
+
+/** Adds `turn` (the next in stream order) to the history; returns the writer's tiers after it. */
+export function fold(history: History, turn: Turn): Tiers {
+  const usage = turn.usage;
+  let tiers: Tiers = 0;
+  if (usage) {
+    tiers = tiersOf(turn.prefix, usage, history.writer);
+    if (usage.write > 0) history.writer = tiers;
+  }
+  // Whatever `turn` can read, every later turn can (they start no earlier).
+  const pending: Seen[] = [];
+  for (const seen of history.pending) {
+    if (!available(seen, turn)) pending.push(seen);
+    else if (seen.candidate) settle(history, seen);
+  }
+  pending.push({
+    turn,
+    family: turn.model === undefined ? undefined : modelFamily(turn.model),
+    readyAt: readyAtOf(turn),
+    candidate: usage?.cacheReported === true,
+    tiers,
+  });
+  history.pending = pending;
+  history.last = turn;
+  return history.writer;
+}
+
+function settle(history: History, seen: Seen): void {
+  const key = seen.family ?? UNKNOWN;
+  history.settled.set(key, later(history.settled.get(key), seen));
+}
+
+/** A copy that folding into does not change `history`. */
+export function cloneHistory(history: History): History {
+  return { settled: new Map(history.settled), pending: [...history.pending], writer: history.writer, last: history.last };
+}

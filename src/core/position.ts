@@ -1,0 +1,68 @@
+// SPEC §4.4 and §4.6: where a change or a marker sits in the cached prefix,
+// in the order the provider reads it: start < tools < system:0 < system:1 <
+// … < messages:0 < messages:1 < …  A position is one number, so that
+// comparing two is comparing numbers.
+
+const SECTION = 2 ** 32;
+
+export const START = 0;
+/** Every tools change and every tools marker share this one position (SPEC §4.12). */
+export const TOOLS = 1;
+export const systemAt = (k: number) => 2 * SECTION + k;
+export const messageAt = (i: number) => 3 * SECTION + i;
+export const isMessagePosition = (position: number) => position >= 3 * SECTION;
+export const messageIndexOf = (position: number) => position - 3 * SECTION;
+
+/** A marker split into where it sits and what it says (TTL and any other setting). */
+export interface Marker {
+  /** "tools", "tools:3", "system:1", "messages:7". */
+  location: string;
+  /** null: a location this version cannot place; a difference there counts as inside the prefix. */
+  position: number | null;
+  /** "5m", "1h,scope=global"… */
+  settings: string;
+}
+
+const LOCATION = /^(tools|system|messages)(?::(-?\d+))?$/;
+
+function positionOf(location: string): number | null {
+  const match = LOCATION.exec(location);
+  if (!match) return null;
+  const index = match[2] === undefined ? undefined : Number(match[2]);
+  switch (match[1]) {
+    case 'tools':
+      return TOOLS;
+    case 'system':
+      return index === undefined || index < 0 ? null : systemAt(index);
+    default:
+      return index === undefined || index < 0 ? null : messageAt(index);
+  }
+}
+
+/** "messages:7@5m,scope=x" → location "messages:7", settings "5m,scope=x". */
+export function readMarker(name: string): Marker {
+  const cut = name.search(/[@,]/);
+  const location = cut < 0 ? name : name.slice(0, cut);
+  const settings = cut < 0 ? '' : name[cut] === '@' ? name.slice(cut + 1) : name.slice(cut);
+  return { location, position: positionOf(location), settings };
+}
+
+/** The TTL a marker declares: the settings up to the first extra. */
+export function markerTtl(marker: Marker): string {
+  const comma = marker.settings.indexOf(',');
+  return comma < 0 ? marker.settings : marker.settings.slice(0, comma);
+}
+
+/**
+ * A client's marker name made absolute and complete: a negative message index
+ * counts from the end when the message count is known (SPEC §4.6), and a
+ * marker without a TTL takes `defaultTtl`.
+ */
+export function normalizeMarker(name: string, defaultTtl: string, messageCount: number | undefined): string {
+  const marker = readMarker(name.trim());
+  let location = marker.location;
+  const relative = /^messages:(-\d+)$/.exec(location);
+  if (relative && messageCount !== undefined) location = `messages:${messageCount + Number(relative[1])}`;
+  const settings = marker.settings === '' || marker.settings.startsWith(',') ? defaultTtl + marker.settings : marker.settings;
+  return `${location}@${settings}`;
+}
