@@ -40,7 +40,7 @@ export function emptyHistory(writer: Tiers = 0): History {
 }
 
 /** Stream order: request start, ties by requestId. */
-export function compareTurns(a: Turn, b: Turn): number {
+export function compareTurns(a: Pick<Turn, 'ts' | 'requestId'>, b: Pick<Turn, 'ts' | 'requestId'>): number {
   return a.ts - b.ts || byCodePoint(a.requestId, b.requestId);
 }
 

@@ -2,7 +2,7 @@
 // so that unchanged prefixes compare in O(1).
 import { parseDuration } from './duration.js';
 import { hashString, hashValue } from './hash.js';
-import { normalizeMarker } from './position.js';
+import { normalizeMarker, readMarker } from './position.js';
 import type { CacheControl, Prefix, SnapshotContent, ToolRef } from './types.js';
 
 /** Anthropic's default, and what a marker without a TTL means when the request names none (SPEC §4.12). */
@@ -60,6 +60,20 @@ function paramsOf(snapshot: SnapshotContent): Record<string, string> | undefined
   return Object.fromEntries(Object.entries(hashes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+/** Markers on messages move with every turn; the others (tools, system) repeat. */
+export function isMessageMarker(name: string): boolean {
+  return name.startsWith('messages');
+}
+
+/** Prefix order, message markers last: one order, however a client listed them. */
+function sortMarkers(names: string[]): string[] {
+  const key = (name: string) => [isMessageMarker(name) ? 1 : 0, readMarker(name).position ?? -1] as const;
+  return names.sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    return x[0] - y[0] || x[1] - y[1] || (a < b ? -1 : a > b ? 1 : 0);
+  });
+}
+
 export function toPrefix(snapshot: SnapshotContent): Prefix {
   const prefix: Prefix = { model: snapshot.model };
   const systemHash =
@@ -75,7 +89,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   const markers = control?.markers ?? [];
   if (markers.length > 0) {
     const ttl = control?.ttl ?? DEFAULT_MARKER_TTL;
-    prefix.markers = markers.map((name) => normalizeMarker(name, ttl, snapshot.messageHashes?.length));
+    prefix.markers = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, snapshot.messageHashes?.length)));
   }
   const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control, markers.length > 0)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;

@@ -20,6 +20,9 @@ export function streamKeyOf(turn: Turn): string {
   return JSON.stringify([turn.sessionId, turn.agentId]);
 }
 
+/** A turn of the session's compact stream: only when it started matters. */
+export type Compaction = Pick<Turn, 'ts' | 'requestId'>;
+
 /** An evaluation, with the TTL tiers of the stream's latest write after the turn: what resumes a history later. */
 export type StreamEvaluation = Evaluation & { writerTiers: Tiers };
 
@@ -33,7 +36,7 @@ export function evaluateOrdered(
   history: History,
   ordered: readonly Turn[],
   options: DetectionOptions,
-  compactions: readonly Turn[] = [],
+  compactions: readonly Compaction[] = [],
 ): StreamEvaluation[] {
   const out: StreamEvaluation[] = [];
   let next = 0;
@@ -65,7 +68,7 @@ export function evaluateOrdered(
 export function evaluateStream(
   turns: readonly Turn[],
   options: DetectionOptions,
-  compactions: readonly Turn[] = [],
+  compactions: readonly Compaction[] = [],
 ): StreamEvaluation[] {
   return evaluateOrdered(emptyHistory(), [...turns].sort(compareTurns), options, [...compactions].sort(compareTurns));
 }

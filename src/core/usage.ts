@@ -184,6 +184,11 @@ class Fields {
     return undefined;
   }
 
+  /** Whether any value is present at `keys`. */
+  has(...keys: string[]): boolean {
+    return this.find(keys) !== undefined;
+  }
+
   opt(...keys: string[]): number | undefined {
     const found = this.find(keys);
     return found && toCount(found.value, found.field);
@@ -274,14 +279,21 @@ function bedrock(fields: Fields): Usage {
 // OpenAI-style totals INCLUDE the cache. DashScope names the write
 // `cache_creation_input_tokens`; its `cache_creation` split is 5m only.
 // LiteLLM puts Anthropic's write count at the top level, beside an inclusive
-// prompt_tokens: a write field, so explicit caching.
+// prompt_tokens: a write field, so explicit caching. A DashScope explicit-cache
+// hit names its cache_type and omits the write it did not make.
 function inclusive(fields: Fields, total: string, details: string, output: string): Usage {
   const read = fields.opt(details, 'cached_tokens') ?? fields.opt('cache_read_input_tokens');
   const write =
     fields.opt(details, 'cache_write_tokens') ??
     fields.opt(details, 'cache_creation_input_tokens') ??
     fields.opt('cache_creation_input_tokens');
-  return build({ uncached: rest(fields.req(total), read, write), read, write, output: fields.opt(output) });
+  return build({
+    uncached: rest(fields.req(total), read, write),
+    read,
+    write,
+    output: fields.opt(output),
+    writeReported: write !== undefined || fields.has(details, 'cache_type'),
+  });
 }
 
 function chat(fields: Fields): Usage {

@@ -37,6 +37,10 @@ export const prefixes = sqliteTable('prefixes', {
   toolsetId: integer('toolset_id'),
   cacheControlHash: text('cache_control_hash'),
   ttlMs: integer('ttl_ms'),
+  /** Markers not on a message (["tools@1h","system:1@5m"]) as JSON; message markers belong to each turn. */
+  markers: text(),
+  /** Request parameter hashes by name, as JSON. */
+  params: text(),
 });
 
 /** Token and outcome sums, shared by streams and rollups. */
@@ -54,8 +58,10 @@ const sums = {
   output: integer().notNull().default(0),
   breaks: integer().notNull().default(0),
   missed: integer().notNull().default(0),
-  /** Micro-dollars, so that sums under re-evaluation stay exact. */
+  /** Micro-dollars, so that sums under re-evaluation stay exact. Breaks of unpriced models add nothing here… */
   extraCostMicroUsd: integer('extra_cost_micro_usd').notNull().default(0),
+  /** …and are counted here instead: an unknown price is never $0. */
+  unpriced: integer().notNull().default(0),
 };
 
 export type SumKey = keyof typeof sums;
@@ -72,6 +78,12 @@ export const streams = sqliteTable(
     agentId: integer('agent_id').notNull(),
     firstTs: integer('first_ts'),
     lastTs: integer('last_ts'),
+    /**
+     * The longest any turn took to become readable (time to first token, else
+     * response end), so that evaluating from a point reads back only as far
+     * as a turn could still be in flight.
+     */
+    maxFlightMs: integer('max_flight_ms').notNull().default(0),
     ...sums,
   },
   (t) => [
@@ -127,7 +139,10 @@ export const turns = sqliteTable(
     expectMiss: text('expect_miss'),
     /** 8 bytes per message: xxh64 of each message hash as sent. */
     messageHashes: blob('message_hashes', { mode: 'buffer' }),
+    /** Markers on messages (["messages:7@5m"]) as JSON: they move with every turn, so they are not in the prefix. */
+    messageMarkers: text('message_markers'),
     endTs: integer('end_ts'),
+    ttftMs: integer('ttft_ms'),
     usageProviderId: integer('usage_provider_id'),
     usageModelId: integer('usage_model_id'),
     uncached: integer(),
@@ -136,9 +151,13 @@ export const turns = sqliteTable(
     write1h: integer('write_1h'),
     output: integer(),
     cacheReported: integer('cache_reported', { mode: 'boolean' }),
+    /** The usage carried a cache-write field (explicit caching); null for usage stored before this was kept. */
+    writeReported: integer('write_reported', { mode: 'boolean' }),
     diagnostics: text(),
     /** Index into TURN_STATES; null until the turn has usage. */
     state: integer(),
+    /** The TTL tiers of the stream's latest write after this turn (core Tiers): where evaluation resumes. */
+    tiers: integer(),
   },
   (t) => [
     index('turns_rid').on(t.rid),
@@ -202,6 +221,8 @@ export const breakCauseRollups = sqliteTable(
     breaks: integer().notNull().default(0),
     missed: integer().notNull().default(0),
     extraCostMicroUsd: integer('extra_cost_micro_usd').notNull().default(0),
+    /** Breaks whose model has no known price. */
+    unpriced: integer().notNull().default(0),
   },
   (t) => [uniqueIndex('break_cause_rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.reason, t.cause)],
 );
@@ -355,3 +376,13 @@ export const externalBreaks = sqliteTable(
     index('external_breaks_project_ts').on(t.projectId, t.ts),
   ],
 );
+
+/**
+ * Facts about the stored data itself. `detection`: the version of SPEC §4's
+ * rules that computed the stored states and breaks; a database written under
+ * an older version is evaluated again when it is opened.
+ */
+export const meta = sqliteTable('meta', {
+  key: text().primaryKey(),
+  value: text().notNull(),
+});

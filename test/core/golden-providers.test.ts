@@ -56,7 +56,7 @@ describe('golden scenarios from raw bodies and raw usage', () => {
     expect(result.get('r2')!.state).toBe('hit');
   });
 
-  it('OpenAI stream with no write field: hits, then a miss measured against the last read', () => {
+  it('OpenAI stream with no write field: automatic caching, so a miss is measured against the whole previous prompt', () => {
     const body = loadRequest('openai-chat');
     const chat = (prompt: number, cached: number) => ({ prompt_tokens: prompt, completion_tokens: 80, prompt_tokens_details: { cached_tokens: cached } });
     const result = evaluate([
@@ -64,13 +64,17 @@ describe('golden scenarios from raw bodies and raw usage', () => {
       turnFrom('o2', 20 * SECOND, body, 'openai', chat(50_200, 49_920)),
       turnFrom('o3', 40 * SECOND, body, 'openai', chat(50_400, 0)),
     ]);
-    // No previous turn: cold, whatever it read or wrote.
+    // The first turn read nothing: it wrote the whole prompt, automatically.
     expect([...result.values()].map((e) => e.state)).toEqual(['cold', 'hit', 'miss']);
     expect(result.get('o3')!.break).toMatchObject({
       reason: 'likely_provider_ttl_or_eviction',
+      // 20 s against OpenAI's window: at least 5 min, up to the 24 h retention the request asked for.
       cause: 'likely_server_eviction',
-      expectedCacheReadTokens: 49_920,
-      missedCacheReadTokens: 49_920,
+      ttlMs: 5 * 60_000,
+      ttlMaxMs: 24 * 60 * 60_000,
+      ttlSource: 'declared',
+      expectedCacheReadTokens: 50_200,
+      missedCacheReadTokens: 50_200,
       cacheWriteTokens: 0,
     });
   });
@@ -84,7 +88,8 @@ describe('golden scenarios from raw bodies and raw usage', () => {
       turnFrom('d3', 40 * SECOND, { ...body, model: 'deepseek-reasoner' }, 'deepseek', deepseek(0, 30_500)),
     ]);
     expect(result.get('d2')!.state).toBe('hit');
-    expect(result.get('d3')!.break).toMatchObject({ reason: 'model_changed', missedCacheReadTokens: 29_952 });
+    // deepseek-reasoner has no baseline of its own family: it is compared with deepseek-chat's whole prompt.
+    expect(result.get('d3')!.break).toMatchObject({ reason: 'model_changed', previousRequestId: 'd2', missedCacheReadTokens: 30_252 });
   });
 
   it('Gemini stream: a missing cachedContentTokenCount is a 0 read, so the miss is seen', () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { attribute } from '../../src/core/detect.js';
+import { attribute } from '../../src/core/attribution.js';
 import { byCodePoint } from '../../src/core/hash.js';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { toPrefix } from '../../src/core/prefix.js';
@@ -137,7 +137,7 @@ describe('tool list edits', () => {
           model: 'm',
           tools: edit.next.map((n) => ref(n, edit.rehashed.includes(n) ? 2 : 1)),
         });
-        const found = attribute(before, after);
+        const found = attribute({ prefix: before, model: 'm' }, { prefix: after, model: 'm' }, true);
         const sorted = (names: string[]) => [...new Set(names)].sort(byCodePoint);
         expect(found.toolChanges).toEqual({
           added: sorted(edit.added),

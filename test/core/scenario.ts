@@ -1,6 +1,7 @@
 // Builds realistic turn events for core tests without repeating every field.
 import { hashString } from '../../src/core/hash.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { DEFAULT_DETECTION, type DetectionOptions } from '../../src/core/options.js';
+import type { ModelPrice } from '../../src/core/prices.js';
 import { evaluateEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation, ToolRef, TurnEvent, Usage } from '../../src/core/types.js';
 
@@ -15,7 +16,7 @@ export function tools(names: string[], version: Record<string, number> = {}): To
 }
 
 export function usage(read: number, write: number, uncached = 120, write1h = 0): Usage {
-  return { uncached, read, write, write1h, output: 300, cacheReported: true };
+  return { uncached, read, write, write1h, output: 300, cacheReported: true, writeReported: true };
 }
 
 export interface TurnSpec extends Partial<Omit<TurnEvent, 'type' | 'requestId'>> {
@@ -43,8 +44,16 @@ export function turn(requestId: string, spec: TurnSpec = {}): TurnEvent {
   return event;
 }
 
-export function evaluate(events: CacheEvent[]): Map<string, Evaluation> {
-  return new Map(evaluateEvents(events, DEFAULT_DETECTION).map((e) => [e.requestId, e]));
+/** List prices (USD per MTok) the core tests price breaks with; the service gets its own from a price database. */
+export const TEST_PRICES: Record<string, ModelPrice> = {
+  'claude-sonnet-4-5': { input: 3, cacheRead: 0.3, cacheWrite: 3.75, cacheWrite1h: 6 },
+  'gpt-4o': { input: 2.5, cacheRead: 1.25, cacheWrite: 2.5, cacheWrite1h: 2.5 },
+};
+
+export const TEST_OPTIONS: DetectionOptions = { ...DEFAULT_DETECTION, prices: (model) => TEST_PRICES[model] };
+
+export function evaluate(events: CacheEvent[], options: DetectionOptions = TEST_OPTIONS): Map<string, Evaluation> {
+  return new Map(evaluateEvents(events, options).map((e) => [e.requestId, e]));
 }
 
 export function breaksOf(evaluations: Map<string, Evaluation>) {

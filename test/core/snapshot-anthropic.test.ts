@@ -26,7 +26,8 @@ describe('Anthropic Messages snapshot', () => {
       enabled: true,
       ttl: '5m',
       scope: 'tools+system+messages',
-      markers: ['system:1@1h', 'system:2@1h', 'messages:-1@5m'],
+      // Absolute positions: the marker sits on the fifth message.
+      markers: ['system:1@1h', 'system:2@1h', 'messages:4@5m'],
     });
     // The mid-conversation role:"system" message is just a message.
     expect(base.messageHashes).toHaveLength(5);
@@ -63,7 +64,8 @@ describe('Anthropic Messages snapshot', () => {
       enabled: true,
       ttl: '5m',
       scope: 'tools+system+messages',
-      markers: ['tools:2@1h', 'tools@1h', 'system:1@1h', 'system:2@1h,scope=global', 'messages:-1@5m', 'auto@5m'],
+      // The top-level cache_control marks the last cacheable block: the last message.
+      markers: ['tools:2@1h', 'tools@1h', 'system:1@1h', 'system:2@1h,scope=global', 'messages:4@5m', 'messages:4@5m'],
     });
   });
 
@@ -125,7 +127,7 @@ describe('Anthropic Messages snapshot', () => {
     expect(names?.[8]).toBe('mcp__github__create_pull_request');
   });
 
-  it('keeps messages:-1 and the earlier message hashes when a turn is appended', () => {
+  it('moves the message marker to the newest message and keeps the earlier message hashes when a turn is appended', () => {
     const next = body();
     delete next.messages[4].content[0].cache_control;
     next.messages.push(
@@ -133,7 +135,7 @@ describe('Anthropic Messages snapshot', () => {
       { role: 'user', content: [{ type: 'text', text: 'Pin it to UTC.', cache_control: { type: 'ephemeral', ttl: '5m' } }] },
     );
     const snapshot = snapshotOf(next);
-    expect(snapshot.cacheControl).toEqual(base.cacheControl);
+    expect(snapshot.cacheControl).toEqual({ ...base.cacheControl, markers: ['system:1@1h', 'system:2@1h', 'messages:6@5m'] });
     expect(snapshot.messageHashes?.slice(0, 5)).toEqual(base.messageHashes);
     expect(snapshot.messageHashes).toHaveLength(7);
   });
@@ -149,7 +151,7 @@ describe('Anthropic Messages snapshot', () => {
     const b = snapshotOf(blocks, 'anthropic');
     expect(contentOf(a)).toEqual(contentOf(b));
     expect(a.cacheControl).toEqual({ enabled: false });
-    expect(b.cacheControl?.markers).toEqual(['system:0@5m', 'messages:-1@5m']);
+    expect(b.cacheControl?.markers).toEqual(['system:0@5m', 'messages:0@5m']);
   });
 
   it('carries empty system and tools when the body has none, so a comparison can still be made', () => {
@@ -161,6 +163,8 @@ describe('Anthropic Messages snapshot', () => {
       tools: [],
       cacheControl: { enabled: false },
       messageHashes: [],
+      // Known to be absent: turning thinking or tool_choice on later is a change.
+      params: {},
     });
   });
 

@@ -14,7 +14,7 @@ describe('Bedrock Converse snapshot', () => {
         enabled: true,
         ttl: '5m',
         scope: 'tools+system+messages',
-        markers: ['tools@1h', 'system:0@1h', 'messages:-1@5m'],
+        markers: ['tools@1h', 'system:0@1h', 'messages:2@5m'],
       },
     });
     expect(base.systemBlockHashes).toHaveLength(1);

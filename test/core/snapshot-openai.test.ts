@@ -58,7 +58,7 @@ describe('OpenAI Chat Completions snapshot', () => {
       { type: 'text', text: changed.messages[2].content, prompt_cache_breakpoint: { mode: 'explicit' } },
     ];
     const snapshot = snapshotOf(changed);
-    expect(snapshot.cacheControl?.markers).toEqual(['messages:-4']);
+    expect(snapshot.cacheControl?.markers).toEqual(['messages:0']);
     expect(contentOf(snapshot)).toEqual(contentOf(base));
   });
 
@@ -67,7 +67,7 @@ describe('OpenAI Chat Completions snapshot', () => {
     changed.messages[0].content = [{ type: 'text', text: changed.messages[0].content, cache_control: { type: 'ephemeral' } }];
     changed.cache_control = { type: 'ephemeral' };
     const snapshot = snapshotOf(changed);
-    expect(snapshot.cacheControl?.markers).toEqual(['system:0@5m', 'auto@5m']);
+    expect(snapshot.cacheControl?.markers).toEqual(['system:0@5m', 'messages:3@5m']);
     expect(contentOf(snapshot)).toEqual(contentOf(base));
   });
 
@@ -105,7 +105,7 @@ describe('OpenAI Responses snapshot', () => {
     expect(base).toMatchObject({
       model: 'gpt-5.6',
       tools: [{ name: 'get_release' }, { name: 'web_search' }, { name: 'mcp:github' }],
-      cacheControl: { enabled: true, scope: 'auto', ttl: '30m', key: hashString('release-bot-main'), markers: ['messages:-5'] },
+      cacheControl: { enabled: true, scope: 'auto', ttl: '30m', key: hashString('release-bot-main'), markers: ['messages:0'] },
     });
     expect(base.systemBlockHashes).toHaveLength(2);
     expect(base.messageHashes).toHaveLength(5);

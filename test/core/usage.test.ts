@@ -154,7 +154,7 @@ describe('Anthropic streams', () => {
       delta({ output_tokens: 95, cache_read_input_tokens: 1_000 }),
       { type: 'message_stop' },
     ];
-    const expected = { uncached: 10, read: 1_000, write: 0, write1h: 0, output: 95, cacheReported: true };
+    const expected = { uncached: 10, read: 1_000, write: 0, write1h: 0, output: 95, cacheReported: true, writeReported: true };
     expect(usageOf('anthropic', events)).toEqual(expected);
   });
 
@@ -198,7 +198,7 @@ describe('responses and streams', () => {
         },
       },
     ];
-    const expected = { uncached: 116, read: 384, write: 0, write1h: 0, output: 9, cacheReported: true };
+    const expected = { uncached: 116, read: 384, write: 0, write1h: 0, output: 9, cacheReported: true, writeReported: false };
     expect(usageOf('openai', events)).toEqual(expected);
   });
 
@@ -369,7 +369,7 @@ describe('normalizeReported', () => {
     };
     expect(normalizeReported(reported)).toEqual({
       ok: true,
-      usage: { uncached: 120, read: 48_000, write: 900, write1h: 0, output: 310, cacheReported: true },
+      usage: { uncached: 120, read: 48_000, write: 900, write1h: 0, output: 310, cacheReported: true, writeReported: true },
     });
   });
 

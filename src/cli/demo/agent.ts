@@ -255,15 +255,15 @@ export class Agent {
 
   private usageOf(outcome: CacheOutcome, output: number): Usage {
     if (this.options.reportsCache === false) {
-      return { uncached: outcome.total, read: 0, write: 0, write1h: 0, output, cacheReported: false };
+      return { uncached: outcome.total, read: 0, write: 0, write1h: 0, output, cacheReported: false, writeReported: false };
     }
     if (this.model.policy.explicit) {
       // Anthropic bills the few tokens after the last marker as plain input.
       const uncached = this.random.int(2, 40);
       const write1h = this.ttl === '1h' ? outcome.write : 0;
-      return { uncached, read: outcome.read, write: outcome.write, write1h, output, cacheReported: true };
+      return { uncached, read: outcome.read, write: outcome.write, write1h, output, cacheReported: true, writeReported: true };
     }
-    return { uncached: outcome.total - outcome.read, read: outcome.read, write: 0, write1h: 0, output, cacheReported: true };
+    return { uncached: outcome.total - outcome.read, read: outcome.read, write: 0, write1h: 0, output, cacheReported: true, writeReported: false };
   }
 
   private emit(snapshot: Omit<SnapshotEvent, 'type'> & { provider: string }, usage: Usage, end: number): void {

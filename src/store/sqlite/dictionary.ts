@@ -3,6 +3,7 @@
 // of them without touching SQLite.
 import type Database from 'better-sqlite3';
 import { hashString } from '../../core/hash.js';
+import { isMessageMarker } from '../../core/prefix.js';
 import type { Prefix, ToolRef } from '../../core/types.js';
 import { Lru } from './lru.js';
 
@@ -45,8 +46,8 @@ export class Dictionary {
       insertToolset: sqlite.prepare('INSERT INTO toolsets (hash, tools) VALUES (?, ?)'),
       prefix: sqlite.prepare<[string], { id: number }>('SELECT id FROM prefixes WHERE hash = ?'),
       insertPrefix: sqlite.prepare(
-        `INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       prefixById: sqlite.prepare<
         [number],
@@ -58,10 +59,12 @@ export class Dictionary {
           tools: string | null;
           cache_control_hash: string | null;
           ttl_ms: number | null;
+          markers: string | null;
+          params: string | null;
         }
       >(
         `SELECT p.model, p.system_hash, p.system_block_hashes, t.hash AS tools_hash, t.tools,
-                p.cache_control_hash, p.ttl_ms
+                p.cache_control_hash, p.ttl_ms, p.markers, p.params
          FROM prefixes p LEFT JOIN toolsets t ON t.id = p.toolset_id WHERE p.id = ?`,
       ),
     };
@@ -121,6 +124,19 @@ export class Dictionary {
     return this.streamIds.set(key, id);
   }
 
+  /** The id of a stream that exists, without creating it. */
+  existingStream(projectId: number, sessionId: string, agentId: string): number | undefined {
+    const agent = this.existingLabel('agent', agentId);
+    if (agent === undefined) return undefined;
+    const key = `${projectId}\u0000${agent}\u0000${sessionId}`;
+    const cached = this.streamIds.get(key);
+    if (cached !== undefined) return cached;
+    const id = this.statements.stream.get(projectId, sessionId, agent)?.id;
+    if (id === undefined) return undefined;
+    this.streamInfo.set(id, { projectId, sessionId, agentId });
+    return this.streamIds.set(key, id);
+  }
+
   streamById(id: number): StreamInfo {
     const cached = this.streamInfo.get(id);
     if (cached) return cached;
@@ -131,23 +147,32 @@ export class Dictionary {
   }
 
   /**
-   * The stored prefix equal to `prefix`, with the turn's own message hashes:
-   * turns of a stream share one object instead of each holding the tool list
-   * its event carried, which is what lets the stream tails of tens of
-   * thousands of streams stay in memory.
+   * The stored prefix equal to `prefix`, with the turn's own message hashes
+   * and message markers: turns of a stream share one object instead of each
+   * holding the tool list its event carried, which is what lets the stream
+   * tails of tens of thousands of streams stay in memory.
    */
   intern(prefix: Prefix): Prefix {
     const id = this.prefix(prefix);
     const stored = this.prefixOf(id);
-    const interned = prefix.messageHashes ? { ...stored, messageHashes: prefix.messageHashes } : stored;
+    const messageMarkers = prefix.markers?.filter(isMessageMarker) ?? [];
+    if (!prefix.messageHashes && messageMarkers.length === 0) {
+      this.idOf.set(stored, id);
+      return stored;
+    }
+    const interned = { ...stored };
+    if (prefix.messageHashes) interned.messageHashes = prefix.messageHashes;
+    if (messageMarkers.length > 0) interned.markers = [...(stored.markers ?? []), ...messageMarkers];
     this.idOf.set(interned, id);
     return interned;
   }
 
-  /** The id of a prefix (message hashes aside), stored once per distinct content. */
+  /** The id of a prefix (message hashes and message markers aside), stored once per distinct content. */
   prefix(prefix: Prefix): number {
     const known = this.idOf.get(prefix);
     if (known !== undefined) return known;
+    const markers = prefixMarkers(prefix);
+    const params = prefix.params ? JSON.stringify(prefix.params) : null;
     const key = hashString(
       [
         prefix.model,
@@ -156,6 +181,8 @@ export class Dictionary {
         prefix.toolsHash ?? '',
         prefix.cacheControlHash ?? '',
         prefix.ttlMs ?? '',
+        markers ?? '\u0002',
+        params ?? '\u0002',
       ].join('\u0000'),
     );
     const cached = this.prefixIds.get(key);
@@ -171,6 +198,8 @@ export class Dictionary {
         toolsetId,
         prefix.cacheControlHash ?? null,
         prefix.ttlMs ?? null,
+        markers,
+        params,
       );
       id = Number(inserted.lastInsertRowid);
     }
@@ -200,6 +229,8 @@ export class Dictionary {
     }
     if (row.cache_control_hash !== null) prefix.cacheControlHash = row.cache_control_hash;
     if (row.ttl_ms !== null) prefix.ttlMs = row.ttl_ms;
+    if (row.markers !== null) prefix.markers = JSON.parse(row.markers) as string[];
+    if (row.params !== null) prefix.params = JSON.parse(row.params) as Record<string, string>;
     return this.prefixById.set(id, prefix);
   }
 
@@ -213,4 +244,10 @@ export class Dictionary {
     this.prefixById.clear();
     this.idOf = new WeakMap();
   }
+}
+
+/** The markers a prefix row keeps (not those on messages), as JSON; null when none. */
+function prefixMarkers(prefix: Prefix): string | null {
+  const kept = prefix.markers?.filter((name) => !isMessageMarker(name)) ?? [];
+  return kept.length > 0 ? JSON.stringify(kept) : null;
 }

@@ -1,15 +1,15 @@
 // Converts between stored turn rows and the core's turn parts, and computes
 // what a turn adds to the rollups.
 import { hashString } from '../../core/hash.js';
-import type { TurnParts } from '../../core/join.js';
+import type { TurnParts, UsagePart } from '../../core/join.js';
 import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../core/types.js';
 import type { Sums } from '../schema.js';
 import type { Dictionary } from './dictionary.js';
 
 const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
-  'end_ts', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write', 'write_1h', 'output',
-  'cache_reported', 'diagnostics', 'state',
+  'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
+  'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
 ] as const;
 
 /** The columns a TurnRow is read from, optionally qualified by a table alias. */
@@ -26,7 +26,9 @@ export interface TurnRow {
   snapshot_provider_id: number | null;
   expect_miss: string | null;
   message_hashes: Buffer | null;
+  message_markers: string | null;
   end_ts: number | null;
+  ttft_ms: number | null;
   usage_provider_id: number | null;
   usage_model_id: number | null;
   uncached: number | null;
@@ -35,8 +37,10 @@ export interface TurnRow {
   write_1h: number | null;
   output: number | null;
   cache_reported: number | null;
+  write_reported: number | null;
   diagnostics: string | null;
   state: number | null;
+  tiers: number | null;
 }
 
 /**
@@ -65,7 +69,9 @@ export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
   if (row.prefix_id !== null && stream && row.ts !== null) {
     const stored = dictionary.prefixOf(row.prefix_id);
-    const prefix = row.message_hashes ? { ...stored, messageHashes: decodeMessageHashes(row.message_hashes) } : stored;
+    const prefix = row.message_hashes || row.message_markers ? { ...stored } : stored;
+    if (row.message_hashes) prefix.messageHashes = decodeMessageHashes(row.message_hashes);
+    if (row.message_markers) prefix.markers = [...(stored.markers ?? []), ...(JSON.parse(row.message_markers) as string[])];
     parts.snapshot = {
       ts: row.ts,
       sessionId: stream.sessionId,
@@ -78,25 +84,31 @@ export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
     if (row.expect_miss !== null) parts.snapshot.expectMiss = row.expect_miss;
   }
   if (row.uncached !== null) {
-    parts.usage = {
-      provider: dictionary.labelValue(row.usage_provider_id) ?? '',
+    const write = row.write ?? 0;
+    const usage: UsagePart = {
       usage: {
         uncached: row.uncached,
         read: row.read ?? 0,
-        write: row.write ?? 0,
+        write,
         write1h: row.write_1h ?? 0,
         output: row.output ?? 0,
         cacheReported: row.cache_reported === 1,
+        // Stored before the field was kept: a write is the only sign left of one.
+        writeReported: row.write_reported === null ? write > 0 : row.write_reported === 1,
       },
     };
-    if (row.end_ts !== null) parts.usage.ts = row.end_ts;
+    const provider = dictionary.labelValue(row.usage_provider_id);
+    if (provider !== undefined) usage.provider = provider;
+    if (row.end_ts !== null) usage.ts = row.end_ts;
+    if (row.ttft_ms !== null) usage.ttftMs = row.ttft_ms;
     if (!parts.snapshot && stream) {
-      parts.usage.sessionId = stream.sessionId;
-      parts.usage.agentId = stream.agentId;
+      usage.sessionId = stream.sessionId;
+      usage.agentId = stream.agentId;
     }
     const model = dictionary.labelValue(row.usage_model_id);
-    if (model !== undefined) parts.usage.model = model;
-    if (row.diagnostics !== null) parts.usage.diagnostics = JSON.parse(row.diagnostics);
+    if (model !== undefined) usage.model = model;
+    if (row.diagnostics !== null) usage.diagnostics = JSON.parse(row.diagnostics);
+    parts.usage = usage;
   }
   return parts;
 }
@@ -153,6 +165,7 @@ export function contributionOf(
       breaks: record ? 1 : 0,
       missed: record?.missedCacheReadTokens ?? 0,
       extraCostMicroUsd: Math.round((record?.estimatedExtraCostUsd ?? 0) * 1_000_000),
+      unpriced: record && record.estimatedExtraCostUsd === null ? 1 : 0,
     },
   };
 }

@@ -1,17 +1,20 @@
 // Ingest into SQLite, one transaction per call, in three steps:
 // 1. join each event into its turn with the core's mergeEvent (in memory);
-// 2. evaluate each touched stream once — from a cached tail when the new
-//    turns only append to it, else from its earliest affected turn on disk;
+// 2. evaluate each touched stream once — from a cached history when the new
+//    turns only append to it, else from its earliest affected turn, with the
+//    history before that turn read back from disk;
 // 3. write each row once, and apply the exact change to rollups and stream
 //    sums (subtract what a turn counted before, add what it counts now).
 import type Database from 'better-sqlite3';
 import { getTableColumns } from 'drizzle-orm';
-import type { MeasuredTurn } from '../../core/detect.js';
+import { modelFamily } from '../../core/family.js';
 import { hashString } from '../../core/hash.js';
+import { cloneHistory, emptyHistory, fold, readyAtOf, type History } from '../../core/history.js';
 import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
 import type { DetectionOptions } from '../../core/options.js';
-import { compareTurns, evaluateOrdered } from '../../core/stream.js';
-import { TURN_STATES, type BreakRecord, type CacheEvent, type Evaluation, type Turn } from '../../core/types.js';
+import { isMessageMarker } from '../../core/prefix.js';
+import { COMPACT_AGENT, compareTurns, evaluateOrdered, MAIN_AGENT, type Compaction, type StreamEvaluation } from '../../core/stream.js';
+import { TURN_STATES, type BreakRecord, type CacheEvent, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
 import type { ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
 import { TailWriter } from './tail.js';
@@ -70,8 +73,8 @@ interface Staged {
 interface StreamTail {
   /** The last turn of the stream in stream order (with or without usage). */
   last: Turn;
-  /** The last turn with usage: the previous turn of whatever is appended. */
-  lastMeasured: MeasuredTurn | undefined;
+  /** The history after it: what whatever is appended is evaluated against. */
+  history: History;
 }
 
 /** A turn of an evaluated stream, with what is stored of it. */
@@ -102,8 +105,8 @@ export class Writer {
   ) {
     const insertColumns = [
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
-      'message_hashes', 'end_ts', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write', 'write_1h',
-      'output', 'cache_reported', 'diagnostics', 'state',
+      'message_hashes', 'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
+      'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
     ];
     this.statements = {
       find: sqlite.prepare<[number, number, string], TurnRow>(
@@ -114,19 +117,28 @@ export class Writer {
       ),
       place: sqlite.prepare('UPDATE turns SET stream_id = ?, ts = ? WHERE id = ?'),
       setSnapshot: sqlite.prepare(
-        `UPDATE turns SET prefix_id = ?, snapshot_provider_id = ?, expect_miss = ?, message_hashes = ? WHERE id = ?`,
+        `UPDATE turns SET prefix_id = ?, snapshot_provider_id = ?, expect_miss = ?, message_hashes = ?, message_markers = ?
+         WHERE id = ?`,
       ),
       setUsage: sqlite.prepare(
-        `UPDATE turns SET end_ts = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?, write = ?,
-           write_1h = ?, output = ?, cache_reported = ?, diagnostics = ? WHERE id = ?`,
+        `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,
+           write = ?, write_1h = ?, output = ?, cache_reported = ?, write_reported = ?, diagnostics = ? WHERE id = ?`,
       ),
-      setState: sqlite.prepare('UPDATE turns SET state = ? WHERE id = ?'),
-      previous: sqlite.prepare<[number, number], TurnRow>(
-        `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts < ? AND uncached IS NOT NULL
+      setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ? WHERE id = ?'),
+      // Newest first: read back from a point only as far as the history before it needs.
+      before: sqlite.prepare<[number, number], TurnRow>(
+        `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts < ? ORDER BY ts DESC, request_id DESC`,
+      ),
+      writerBefore: sqlite.prepare<[number, number, number, string], { tiers: number | null }>(
+        `SELECT tiers FROM turns WHERE stream_id = ? AND uncached IS NOT NULL AND (ts < ? OR (ts = ? AND request_id < ?))
          ORDER BY ts DESC, request_id DESC LIMIT 1`,
       ),
+      maxFlight: sqlite.prepare<[number], { max_flight_ms: number }>('SELECT max_flight_ms FROM streams WHERE id = ?'),
       suffix: sqlite.prepare<[number, number], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts >= ? ORDER BY ts, request_id`,
+      ),
+      compactions: sqlite.prepare<[number, number], { id: number; request_id: string; ts: number }>(
+        'SELECT id, request_id, ts FROM turns WHERE stream_id = ? AND ts >= ? ORDER BY ts, request_id',
       ),
       breakOf: sqlite.prepare<[number], { record: string }>('SELECT record FROM breaks WHERE turn_id = ?'),
       putBreak: sqlite.prepare(
@@ -141,6 +153,7 @@ export class Writer {
         `UPDATE streams SET
            first_ts = CASE WHEN first_ts IS NULL OR first_ts > :first THEN :first ELSE first_ts END,
            last_ts = CASE WHEN last_ts IS NULL OR last_ts < :last THEN :last ELSE last_ts END,
+           max_flight_ms = max(max_flight_ms, :flight),
            ${SUM_COLUMNS.map((c, i) => `${c} = ${c} + :s${i}`).join(', ')}
          WHERE id = :id`,
       ),
@@ -174,18 +187,22 @@ export class Writer {
     for (const batch of batches) if (batch.tokenPoints) this.tokenPoints.write(batch.projectId, batch.tokenPoints);
     const external = this.writeTail(batches, counts);
 
-    // Streams to evaluate: where staged turns land, and where moved turns left.
+    // Streams to evaluate: where staged turns land, and from where on the
+    // streams they left (or whose main stream a compaction precedes) change.
     const landing = new Map<number, Staged[]>();
-    const leftFrom = new Map<number, number>();
+    const changedFrom = new Map<number, number>();
+    const changed = (streamId: number, ts: number) => changedFrom.set(streamId, Math.min(changedFrom.get(streamId) ?? Infinity, ts));
     for (const s of staged.values()) {
       if (s.streamId !== null && s.turn) {
         const list = landing.get(s.streamId);
         if (list) list.push(s);
         else landing.set(s.streamId, [s]);
+        this.compactionChanged(s.streamId, s.turn.ts, changed);
       }
       const row = s.row;
       if (row?.stream_id != null && row.ts !== null && (row.stream_id !== s.streamId || row.ts !== s.turn?.ts)) {
-        leftFrom.set(row.stream_id, Math.min(leftFrom.get(row.stream_id) ?? Infinity, row.ts));
+        changed(row.stream_id, row.ts);
+        this.compactionChanged(row.stream_id, row.ts, changed);
       }
     }
 
@@ -194,21 +211,48 @@ export class Writer {
     const deltas = new Deltas();
     const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], observed: [], externalBreaks: external };
     const written = new Set<Staged>();
-    for (const streamId of new Set([...landing.keys(), ...leftFrom.keys()])) {
+    for (const streamId of new Set([...landing.keys(), ...changedFrom.keys()])) {
       const arriving = landing.get(streamId) ?? [];
-      const slots = this.slotsOf(streamId, arriving, leftFrom.get(streamId), stagedIds);
-      this.apply(this.dictionary.streamById(streamId).projectId, streamId, slots.previous, slots.list, deltas, result, written);
-      deltas.span(streamId, slots.list);
+      const evaluation = this.slotsOf(streamId, arriving, changedFrom.get(streamId), stagedIds);
+      const compactions = this.compactionsOf(streamId, evaluation.history, staged, stagedIds);
+      this.apply(this.dictionary.streamById(streamId).projectId, streamId, evaluation, compactions, deltas, result, written);
+      deltas.span(streamId, evaluation.list);
     }
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
-    for (const s of staged.values()) if (!written.has(s)) this.store(s, null);
+    for (const s of staged.values()) if (!written.has(s)) this.store(s, null, null);
 
     deltas.apply(this.statements);
-    for (const streamId of leftFrom.keys()) this.statements.streamSpan.run({ id: streamId });
+    for (const streamId of changedFrom.keys()) this.statements.streamSpan.run({ id: streamId });
     return result;
   }
 
-  /** Harness-reported breaks and tail checkpoints: in this transaction, so a checkpoint is never ahead of what it covers. */
+  /** A turn at `ts` in a session's compact stream changes its main stream from there on (SPEC §4.9). */
+  private compactionChanged(streamId: number, ts: number, changed: (streamId: number, ts: number) => void): void {
+    const stream = this.dictionary.streamById(streamId);
+    if (stream.agentId !== COMPACT_AGENT) return;
+    const main = this.dictionary.existingStream(stream.projectId, stream.sessionId, MAIN_AGENT);
+    if (main !== undefined) changed(main, ts);
+  }
+
+  /** The compaction turns a main stream's evaluation from `history` on must know, in stream order. */
+  private compactionsOf(
+    streamId: number,
+    history: History,
+    staged: ReadonlyMap<string, Staged>,
+    stagedIds: ReadonlySet<number>,
+  ): Compaction[] {
+    const stream = this.dictionary.streamById(streamId);
+    if (stream.agentId !== MAIN_AGENT) return [];
+    const compact = this.dictionary.existingStream(stream.projectId, stream.sessionId, COMPACT_AGENT);
+    if (compact === undefined) return [];
+    const found: Compaction[] = [];
+    for (const row of this.statements.compactions.all(compact, history.last?.ts ?? -Infinity)) {
+      if (!stagedIds.has(row.id)) found.push({ requestId: row.request_id, ts: row.ts });
+    }
+    for (const s of staged.values()) if (s.streamId === compact && s.turn) found.push(s.turn);
+    return found.sort(compareTurns);
+  }
+
   private writeTail(batches: readonly WriterBatch[], counts: WriterOutcome['counts']): WriterOutcome['externalBreaks'] {
     const stored: WriterOutcome['externalBreaks'] = [];
     batches.forEach((batch, i) => {
@@ -257,28 +301,26 @@ export class Writer {
   }
 
   /**
-   * Step 2's input: the turns of a stream to evaluate, in order, and the turn
-   * before them. Appends to a known tail need no reads.
+   * Step 2's input: the turns of a stream to evaluate, in order, and the
+   * history before them. Appends to a known tail need no reads.
    */
   private slotsOf(
     streamId: number,
     arriving: Staged[],
-    leftAt: number | undefined,
+    changedAt: number | undefined,
     stagedIds: ReadonlySet<number>,
-  ): { previous: MeasuredTurn | undefined; list: Slot[] } {
+  ): { history: History; list: Slot[] } {
     const bySlot = (a: Slot, b: Slot) => compareTurns(a.turn, b.turn);
     const tail = this.tails.get(streamId);
-    if (tail && leftAt === undefined && arriving.every((s) => !s.row && compareTurns(s.turn!, tail.last) > 0)) {
+    if (tail && changedAt === undefined && arriving.every((s) => !s.row && compareTurns(s.turn!, tail.last) > 0)) {
       const list = arriving.map((s) => ({ turn: s.turn!, row: undefined, staged: s })).sort(bySlot);
-      return { previous: tail.lastMeasured, list };
+      return { history: cloneHistory(tail.history), list };
     }
-    let from = leftAt ?? Infinity;
+    let from = changedAt ?? Infinity;
     for (const s of arriving) {
       from = Math.min(from, s.turn!.ts);
       if (s.row?.stream_id === streamId && s.row.ts !== null) from = Math.min(from, s.row.ts);
     }
-    const previousRow = this.statements.previous.get(streamId, from);
-    const previous = previousRow ? (toTurn(rowToParts(previousRow, this.dictionary)) as MeasuredTurn) : undefined;
     const list: Slot[] = arriving.map((s) => ({ turn: s.turn!, row: s.row, staged: s }));
     for (const row of this.statements.suffix.all(streamId, from)) {
       // A staged turn is in the list of the stream it now belongs to, with its new content.
@@ -286,31 +328,72 @@ export class Writer {
       const turn = toTurn(rowToParts(row, this.dictionary));
       if (turn) list.push({ turn, row, staged: undefined });
     }
-    return { previous, list: list.sort(bySlot) };
+    list.sort(bySlot);
+    return { history: this.historyBefore(streamId, from, list, stagedIds), list };
+  }
+
+  /**
+   * The history of a stream before `from`, read back newest first only as far
+   * as the turns from `from` on can look: past any turn that could still be in
+   * flight, and to a turn every later one can read of each model family they
+   * use (and of any family). The TTL tiers of the latest write before that
+   * are stored on its turn.
+   */
+  private historyBefore(streamId: number, from: number, list: readonly Slot[], stagedIds: ReadonlySet<number>): History {
+    // The families the turns from `from` on read (a turn of unknown model reads any: the latest of all).
+    const families = new Set<string>();
+    for (const slot of list) if (slot.turn.model !== undefined) families.add(modelFamily(slot.turn.model));
+    const settledBy = from - this.statements.maxFlight.get(streamId)!.max_flight_ms;
+    const window: Turn[] = [];
+    let readableFound = false;
+    for (const row of this.statements.before.iterate(streamId, from)) {
+      if (stagedIds.has(row.id)) continue;
+      const turn = toTurn(rowToParts(row, this.dictionary));
+      if (!turn) continue;
+      window.push(turn);
+      const readyAt = readyAtOf(turn);
+      if (turn.usage?.cacheReported && (readyAt === undefined || readyAt <= from)) {
+        readableFound = true;
+        // A turn of unknown model is of every family.
+        if (turn.model === undefined) families.clear();
+        else families.delete(modelFamily(turn.model));
+      }
+      if (turn.ts < settledBy && readableFound && families.size === 0) break;
+    }
+    window.reverse();
+    const oldest = window[0];
+    const seed = oldest
+      ? this.statements.writerBefore.get(streamId, oldest.ts, oldest.ts, oldest.requestId)
+      : undefined;
+    const history = emptyHistory(seed?.tiers ?? 0);
+    for (const turn of window) fold(history, turn);
+    return history;
   }
 
   /** Steps 2 and 3 for one stream: evaluate, write what changed, count the difference. */
   private apply(
     projectId: number,
     streamId: number,
-    previous: MeasuredTurn | undefined,
-    list: Slot[],
+    evaluation: { history: History; list: Slot[] },
+    compactions: readonly Compaction[],
     deltas: Deltas,
     result: WriterOutcome,
     written: Set<Staged>,
   ): void {
-    const evaluations = new Map<string, Evaluation>();
-    for (const e of evaluateOrdered(previous, list.map((slot) => slot.turn), this.options)) evaluations.set(e.requestId, e);
-    let lastMeasured = previous;
+    const { history, list } = evaluation;
+    const evaluations = new Map<string, StreamEvaluation>();
+    const turns = list.map((slot) => slot.turn);
+    for (const e of evaluateOrdered(history, turns, this.options, compactions)) evaluations.set(e.requestId, e);
     for (const slot of list) {
       const evaluation = evaluations.get(slot.turn.requestId);
-      if (slot.turn.usage) lastMeasured = slot.turn as MeasuredTurn;
       const state = evaluation ? stateIndex(evaluation.state) : null;
+      const tiers = evaluation?.writerTiers ?? null;
       const record = evaluation?.break ?? null;
       const stored = slot.row;
       const storedBreak = stored ? this.storedBreak(stored) : null;
       const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
-      if (!slot.staged && state === stored?.state && !breakChanged) continue;
+      if (slot.staged) deltas.flight(streamId, slot.turn);
+      if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged) continue;
 
       const before = stored ? this.contributionOfRow(stored, projectId) : null;
       const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
@@ -320,11 +403,11 @@ export class Writer {
 
       let id: number;
       if (slot.staged) {
-        id = this.store(slot.staged, state);
+        id = this.store(slot.staged, state, tiers);
         written.add(slot.staged);
       } else {
         id = stored!.id;
-        this.statements.setState.run(state, id);
+        this.statements.setState.run(state, tiers, id);
       }
       if (breakChanged) {
         if (record && after) {
@@ -340,12 +423,12 @@ export class Writer {
     }
     const last = list.at(-1);
     // With nothing after `from`, the stream's last turn is not known here: read it again next time.
-    if (last) this.tails.set(streamId, { last: last.turn, lastMeasured });
+    if (last) this.tails.set(streamId, { last: last.turn, history });
     else this.tails.delete(streamId);
   }
 
   /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
-  private store(s: Staged, state: number | null): number {
+  private store(s: Staged, state: number | null, tiers: number | null): number {
     const snapshot = s.parts.snapshot;
     const usagePart = s.parts.usage;
     const ts = s.turn?.ts ?? null;
@@ -355,12 +438,14 @@ export class Writer {
         s.projectId, ridOf(s.requestId), s.requestId, s.streamId, ts,
         ...this.snapshotColumns(snapshot),
         usagePart?.ts ?? null,
+        usagePart?.ttftMs ?? null,
         usagePart ? this.dictionary.label('provider', usagePart.provider) : null,
         usagePart?.model === undefined ? null : this.dictionary.label('model', usagePart.model),
         usage?.uncached ?? null, usage?.read ?? null, usage?.write ?? null, usage?.write1h ?? null,
-        usage?.output ?? null, usage ? (usage.cacheReported ? 1 : 0) : null,
+        usage?.output ?? null, usage ? (usage.cacheReported ? 1 : 0) : null, usage ? (usage.writeReported ? 1 : 0) : null,
         usagePart?.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
         state,
+        tiers,
       );
       return Number(inserted.lastInsertRowid);
     }
@@ -371,25 +456,31 @@ export class Writer {
       const usage = usagePart.usage;
       this.statements.setUsage.run(
         usagePart.ts ?? null,
+        usagePart.ttftMs ?? null,
         this.dictionary.label('provider', usagePart.provider),
         usagePart.model === undefined ? null : this.dictionary.label('model', usagePart.model),
         usage.uncached, usage.read, usage.write, usage.write1h, usage.output, usage.cacheReported ? 1 : 0,
+        usage.writeReported ? 1 : 0,
         usagePart.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
         id,
       );
     }
-    if (state !== s.row.state) this.statements.setState.run(state, id);
+    if (state !== s.row.state || tiers !== s.row.tiers) this.statements.setState.run(state, tiers, id);
     return id;
   }
 
-  private snapshotColumns(snapshot: TurnParts['snapshot']): [number | null, number | null, string | null, Buffer | null] {
-    if (!snapshot) return [null, null, null, null];
+  private snapshotColumns(
+    snapshot: TurnParts['snapshot'],
+  ): [number | null, number | null, string | null, Buffer | null, string | null] {
+    if (!snapshot) return [null, null, null, null, null];
     const messages = snapshot.prefix.messageHashes;
+    const markers = snapshot.prefix.markers?.filter(isMessageMarker) ?? [];
     return [
       this.dictionary.prefix(snapshot.prefix),
       snapshot.provider === undefined ? null : this.dictionary.label('provider', snapshot.provider),
       snapshot.expectMiss ?? null,
       messages ? encodeMessageHashes(messages) : null,
+      markers.length > 0 ? JSON.stringify(markers) : null,
     ];
   }
 
@@ -439,7 +530,7 @@ interface Keyed {
 /** Changes to sums, grouped so that each key is written once per call. */
 class Deltas {
   private readonly rollups = new Map<string, Keyed>();
-  private readonly streams = new Map<number, { sums: Sums; first: number; last: number }>();
+  private readonly streams = new Map<number, { sums: Sums; first: number; last: number; flight: number }>();
 
   add(contribution: Contribution | null, sign: 1 | -1): void {
     if (!contribution) return;
@@ -457,9 +548,17 @@ class Deltas {
     entry.last = Math.max(entry.last, list.at(-1)!.turn.ts);
   }
 
+  /** Widens a stream's longest time to become readable to a turn just stored. */
+  flight(streamId: number, turn: Turn): void {
+    const readyAt = readyAtOf(turn);
+    if (readyAt === undefined) return;
+    const entry = this.streamEntry(streamId);
+    entry.flight = Math.max(entry.flight, readyAt - turn.ts);
+  }
+
   private streamEntry(id: number) {
     let entry = this.streams.get(id);
-    if (!entry) this.streams.set(id, (entry = { sums: emptySums(), first: Infinity, last: -Infinity }));
+    if (!entry) this.streams.set(id, (entry = { sums: emptySums(), first: Infinity, last: -Infinity, flight: 0 }));
     return entry;
   }
 
@@ -469,12 +568,13 @@ class Deltas {
       statements.rollup.run(...key, ...values(sums));
       if (sums.turns < 0) statements.dropEmptyRollup.run(...key);
     }
-    for (const [id, { sums, first, last }] of this.streams) {
-      if (isZero(sums) && first === Infinity) continue;
+    for (const [id, { sums, first, last, flight }] of this.streams) {
+      if (isZero(sums) && first === Infinity && flight === 0) continue;
       const params: Record<string, number | null> = {
         id,
         first: first === Infinity ? null : first,
         last: last === -Infinity ? null : last,
+        flight,
       };
       SUM_KEYS.forEach((k, i) => (params[`s${i}`] = sums[k]));
       statements.stream.run(params);
