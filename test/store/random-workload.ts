@@ -9,17 +9,28 @@ import { T0, tools, turn, usage } from '../core/scenario.js';
 
 export const requestArb = fc.record({
   session: fc.constantFrom('s1', 's2'),
-  agent: fc.constantFrom('main', 'main', 'sub'),
+  // A compact stream makes the next main turn of its session expected (SPEC §4.9).
+  agent: fc.constantFrom('main', 'main', 'main', 'sub', 'compact'),
   // Few distinct times, so ties (ordered by requestId) are common; some end in the next minute.
-  at: fc.constantFrom(0, 58_000, 60_000, 118_000, 120_000, 180_000),
+  at: fc.constantFrom(0, 58_000, 60_000, 118_000, 120_000, 180_000, 900_000),
+  // How long until the answer starts and ends: overlaps with later requests are common (SPEC §4.2).
+  ttftMs: fc.constantFrom(undefined, 0, 2_000, 70_000),
+  durationMs: fc.constantFrom(undefined, 4_000, 65_000, 400_000),
   toolOrder: fc.shuffledSubarray(['read_file', 'shell', 'grep', 'mcp__a__x'], { minLength: 2 }),
   system: fc.constantFrom('a', 'b'),
-  model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5'),
-  provider: fc.constantFrom('anthropic', 'anthropic', 'bedrock'),
+  // Two ids of one family, another family, and automatic-caching models.
+  model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5-20250929', 'claude-opus-4-5', 'gpt-4o', 'gpt-4o-mini'),
+  provider: fc.constantFrom('anthropic', 'anthropic', 'bedrock', 'openai', 'deepseek', undefined),
   messages: fc.integer({ min: 0, max: 3 }),
+  // Markers: none, on the last message, or a TTL flip.
+  markers: fc.constantFrom(undefined, ['system:1@1h', 'messages:-1@5m'], ['system:1@5m', 'messages:-1@5m'], ['messages:0@5m']),
+  thinking: fc.constantFrom(undefined, { type: 'enabled', budget_tokens: 8000 }),
   read: fc.constantFrom(0, 0, 30_000, 50_000),
   write: fc.constantFrom(0, 2_000, 50_000),
+  write1h: fc.constantFrom(0, 0, 2_000),
+  writeReported: fc.boolean(),
   reported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  expectMiss: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   shape: fc.constantFrom('turn', 'split', 'split-no-session', 'split-no-agent', 'usage-only', 'snapshot-only'),
 });
 export type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
@@ -34,12 +45,26 @@ export function eventsOf(requests: Request[]): CacheEvent[] {
       tools: tools(r.toolOrder),
       systemHash: r.system,
       model: r.model,
-      provider: r.provider,
       messageHashes,
-      usage: { ...usage(r.read, r.write), cacheReported: r.reported },
+      cacheControl: r.markers ? { enabled: true, markers: r.markers } : undefined,
+      ...(r.thinking ? { thinking: r.thinking } : {}),
+      ...(r.expectMiss ? { expectMiss: 'compaction' } : {}),
+      usage: {
+        ...usage(r.read, r.write, 120, Math.min(r.write1h, r.write)),
+        cacheReported: r.reported,
+        writeReported: r.reported && r.writeReported,
+      },
     });
-    const { type: _t, usage: u, endTs, diagnostics: _d, ...snapshot } = base;
-    const usageEvent: CacheEvent = { type: 'usage', requestId: base.requestId, ts: endTs!, provider: r.provider, usage: u };
+    if (r.provider === undefined) delete base.provider;
+    else base.provider = r.provider;
+    if (r.durationMs === undefined) delete base.endTs;
+    else base.endTs = base.ts + r.durationMs;
+    if (r.ttftMs !== undefined) base.ttftMs = r.ttftMs;
+    const { type: _t, usage: u, endTs, ttftMs, diagnostics: _d, ...snapshot } = base;
+    const usageEvent: Extract<CacheEvent, { type: 'usage' }> = { type: 'usage', requestId: base.requestId, usage: u };
+    if (endTs !== undefined) usageEvent.ts = endTs;
+    if (ttftMs !== undefined) usageEvent.ttftMs = ttftMs;
+    if (r.provider !== undefined) usageEvent.provider = r.provider;
     switch (r.shape) {
       case 'turn':
         return [base];
