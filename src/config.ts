@@ -4,11 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
-import { DEFAULT_PRICES, type ModelPrice, type PriceTable } from './core/prices.js';
+import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
+import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
 export class ConfigError extends Error {}
@@ -86,7 +87,6 @@ const duration: Parser<number | undefined> = (raw, name) => {
   return ms;
 };
 
-/** A JSON file of model → price, merged over the defaults. */
 /** An http(s) URL, as OTLP endpoints are given. */
 function endpoint(raw: string, name: string): string {
   let url: URL;
@@ -101,30 +101,41 @@ function endpoint(raw: string, name: string): string {
   return url.toString();
 }
 
-const prices: Parser<PriceTable> = (raw, name) => {
+/** A JSON file of model id (or id prefix) → price, read over the price database. */
+const prices: Parser<PriceOverrides> = (raw, name) => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(raw, 'utf8'));
   } catch (error) {
     throw new ConfigError(`${name}: cannot read "${raw}" as JSON (${(error as Error).message})`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`${name}: "${raw}" must hold an object of model → {"inputUsdPerMTok": …}`);
+  try {
+    return parsePriceOverrides(parsed);
+  } catch (error) {
+    if (error instanceof PriceOverrideError) throw new ConfigError(`${name}: "${raw}": ${error.message}`);
+    throw error;
   }
-  const table: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
-  for (const [model, value] of Object.entries(parsed)) {
-    const price = value as Partial<ModelPrice>;
-    if (typeof price?.inputUsdPerMTok !== 'number' || price.inputUsdPerMTok < 0) {
-      throw new ConfigError(`${name}: ${model}.inputUsdPerMTok must be a non-negative number`);
+};
+
+/** The providers an automatic cache minimum is set for: the core's table, "other" for the rest. */
+const MIN_CACHEABLE_KEYS = Object.keys(AUTOMATIC_CACHING);
+
+/** "openai=1024,deepseek=64": the shortest prompt each provider's automatic cache keeps. */
+const minCacheable: Parser<Readonly<Record<string, number>>> = (raw, name) => {
+  const minimums: Record<string, number> = {};
+  const pairs = raw.split(',').filter((pair) => pair.trim() !== '');
+  if (pairs.length === 0) throw new ConfigError(`${name}: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64`);
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at < 0) throw new ConfigError(`${name}: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64, got "${pair.trim()}"`);
+    const provider = pair.slice(0, at).trim().toLowerCase();
+    if (!MIN_CACHEABLE_KEYS.includes(provider)) {
+      throw new ConfigError(`${name}: unknown provider "${pair.slice(0, at).trim()}"; expected one of ${MIN_CACHEABLE_KEYS.join(', ')}`);
     }
-    table[model] = {
-      inputUsdPerMTok: price.inputUsdPerMTok,
-      readMultiplier: price.readMultiplier ?? 0.1,
-      write5mMultiplier: price.write5mMultiplier ?? 1.25,
-      write1hMultiplier: price.write1hMultiplier ?? 2,
-    };
+    if (provider in minimums) throw new ConfigError(`${name}: ${provider} is given twice`);
+    minimums[provider] = integer(1, 10_000_000)(pair.slice(at + 1).trim(), `${name}: ${provider}`);
   }
-  return table;
+  return Object.freeze(minimums);
 };
 
 export const OPTIONS = {
@@ -179,14 +190,22 @@ export const OPTIONS = {
     help: '…and read less than this share of what the previous turn left cached',
     parse: ratio,
   } satisfies Option<number>,
+  'min-cacheable': {
+    env: 'CACHEBREAK_MIN_CACHEABLE',
+    default: DEFAULT_DETECTION.minCacheable,
+    shownDefault: 'built-in, per provider',
+    valueName: 'MINIMUMS',
+    help: `Shortest prompt, in tokens, that an automatic cache keeps, as provider=N pairs such as openai=1024,deepseek=64; providers: ${MIN_CACHEABLE_KEYS.join(', ')} (any provider not listed)`,
+    parse: minCacheable,
+  } satisfies Option<Readonly<Record<string, number>>>,
   prices: {
     env: 'CACHEBREAK_PRICES',
-    default: DEFAULT_PRICES,
-    shownDefault: 'built-in table',
+    default: Object.freeze({}) as PriceOverrides,
+    shownDefault: 'genai-prices database',
     valueName: 'FILE',
-    help: 'JSON file of model → {inputUsdPerMTok, readMultiplier, write5mMultiplier, write1hMultiplier}, merged over the built-in prices',
+    help: 'JSON file of model id or id prefix → {input, cacheRead, cacheWrite, cacheWrite1h} in USD per million tokens (or the older {inputUsdPerMTok, readMultiplier, write5mMultiplier, write1hMultiplier}), over the genai-prices database',
     parse: prices,
-  } satisfies Option<PriceTable>,
+  } satisfies Option<PriceOverrides>,
   synchronous: {
     env: 'CACHEBREAK_SYNCHRONOUS',
     default: 'normal' as 'normal' | 'full',
@@ -459,8 +478,13 @@ export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max
   };
 }
 
-export function detectionOf(values: OptionValues<'min-miss-tokens' | 'miss-ratio' | 'prices'>): DetectionOptions {
-  return { minMissTokens: values['min-miss-tokens'], missRatio: values['miss-ratio'], prices: values.prices };
+export function detectionOf(values: OptionValues<'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices'>): DetectionOptions {
+  return {
+    minMissTokens: values['min-miss-tokens'],
+    missRatio: values['miss-ratio'],
+    minCacheable: values['min-cacheable'],
+    prices: priceLookup(values.prices),
+  };
 }
 
 export type OtlpProtocol = 'grpc' | 'http/protobuf' | 'http/json';

@@ -66,11 +66,11 @@ function summary(tally: Tally, files: number, target: string): string {
   return out.join('\n') + '\n';
 }
 
-export const importCommand: Command<'db' | 'server' | 'project' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'prices'> = {
+export const importCommand: Command<'db' | 'server' | 'project' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices'> = {
   name: 'import',
   summary: 'Import NDJSON event files (one event per line, as POST /v1/events takes them) into the database or a server.',
   usage: 'import [options] FILE… (- reads standard input)',
-  options: ['db', 'server', 'project', 'batch', 'min-miss-tokens', 'miss-ratio', 'prices'],
+  options: ['db', 'server', 'project', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
   details: [
     'With --server, events go to that server\'s POST /v1/events and are stored under its project and',
     'detection settings; otherwise into --db under --project. Importing the same file again stores',

@@ -99,13 +99,13 @@ function stopRequested(io: Io): Promise<string> {
   });
 }
 
-type TailOptionName = 'db' | 'server' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'prices';
+type TailOptionName = 'db' | 'server' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices';
 
 export const tailCommand: Command<TailOptionName> = {
   name: 'tail',
   summary: 'Follow telemetry outfiles, debug logs and NDJSON event files as they grow, into the database or a server.',
   usage: 'tail [options] PATH|GLOB… (quote globs to follow files that appear later)',
-  options: ['db', 'server', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'prices'],
+  options: ['db', 'server', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
   details: [
     'Formats, told apart per file from its first line (or forced with --format):',
     '  ndjson        cachebreak events, one per line (as POST /v1/events takes them)',

@@ -9,7 +9,6 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { serveCommand } from '../../src/cli/serve.js';
 import { OPTIONS, parseOptions } from '../../src/config.js';
-import { DEFAULT_PRICES } from '../../src/core/prices.js';
 import { startServer } from '../e2e/server.js';
 import { rawRequest } from '../e2e/process.js';
 import { tempDir } from '../helpers.js';
@@ -40,6 +39,14 @@ const ROWS: Row[] = [
   { option: 'inflight-limit', env: 'CACHEBREAK_INFLIGHT_LIMIT', envValue: '256MiB', fromEnv: 256 * MIB, flag: ['--inflight-limit', '40MB'], fromFlag: 40_000_000 },
   { option: 'min-miss-tokens', env: 'CACHEBREAK_MIN_MISS_TOKENS', envValue: '500', fromEnv: 500, flag: ['--min-miss-tokens', '0'], fromFlag: 0 },
   { option: 'miss-ratio', env: 'CACHEBREAK_MISS_RATIO', envValue: '0.5', fromEnv: 0.5, flag: ['--miss-ratio', '1'], fromFlag: 1 },
+  {
+    option: 'min-cacheable',
+    env: 'CACHEBREAK_MIN_CACHEABLE',
+    envValue: 'openai=2048,deepseek=32',
+    fromEnv: { openai: 2048, deepseek: 32 },
+    flag: ['--min-cacheable', 'other=512'],
+    fromFlag: { other: 512 },
+  },
   { option: 'synchronous', env: 'CACHEBREAK_SYNCHRONOUS', envValue: 'full', fromEnv: 'full', flag: ['--synchronous', 'normal'], fromFlag: 'normal' },
   { option: 'project', env: 'CACHEBREAK_PROJECT', envValue: 'team-a', fromEnv: 'team-a', flag: ['--project', 'team-b'], fromFlag: 'team-b' },
   { option: 'retain', env: 'CACHEBREAK_RETAIN', envValue: '30d', fromEnv: 30 * DAY, flag: ['--retain', '12h'], fromFlag: DAY / 2 },
@@ -98,15 +105,19 @@ describe('cachebreak serve: environment', () => {
     expect(parse(flag, { [env]: envValue })).toEqual({ ...defaults(), [option]: fromFlag });
   });
 
-  it('CACHEBREAK_PRICES names a price file merged over the built-in table; --prices wins over it', () => {
+  it('CACHEBREAK_PRICES names a price file read over the price database; --prices wins over it', () => {
     const dir = tempDir();
-    const price = { inputUsdPerMTok: 7, readMultiplier: 0.1, write5mMultiplier: 1.25, write1hMultiplier: 2 };
-    writeFileSync(join(dir, 'env.json'), JSON.stringify({ 'env-model': { inputUsdPerMTok: 7 } }));
+    writeFileSync(join(dir, 'env.json'), JSON.stringify({ 'env-model': { input: 7, cacheRead: 0.7 } }));
+    // The older multiplier form is still read.
     writeFileSync(join(dir, 'flag.json'), JSON.stringify({ 'flag-model': { inputUsdPerMTok: 7 } }));
     const env = { CACHEBREAK_PRICES: join(dir, 'env.json') };
     expect(OPTIONS.prices.env).toBe('CACHEBREAK_PRICES');
-    expect(parse([], env).prices).toEqual({ ...DEFAULT_PRICES, 'env-model': price });
-    expect(parse(['--prices', join(dir, 'flag.json')], env).prices).toEqual({ ...DEFAULT_PRICES, 'flag-model': price });
+    expect(parse([]).prices).toEqual({});
+    expect(parse([], env)).toEqual({ ...defaults(), prices: { 'env-model': { input: 7, cacheRead: 0.7, cacheWrite: 7, cacheWrite1h: 7 } } });
+    expect(parse(['--prices', join(dir, 'flag.json')], env)).toEqual({
+      ...defaults(),
+      prices: { 'flag-model': { input: 7, cacheRead: 0.7, cacheWrite: 8.75, cacheWrite1h: 14 } },
+    });
   });
 
   // Through main(), as the executable runs it. Each case is refused before the
