@@ -115,3 +115,18 @@ function settle(history: History, seen: Seen): void {
 export function cloneHistory(history: History): History {
   return { settled: new Map(history.settled), pending: [...history.pending], writer: history.writer, last: history.last };
 }
+
+/** Where each turn of one stream (given in stream order) reads from: its baseline, and the turns it overlapped. */
+export function placements(ordered: readonly Turn[]): Map<string, { previousRequestId: string | null; concurrentRequestIds: string[] }> {
+  const history = emptyHistory();
+  const out = new Map<string, { previousRequestId: string | null; concurrentRequestIds: string[] }>();
+  for (const turn of ordered) {
+    const { baseline, concurrent } = baselineOf(history, turn);
+    out.set(turn.requestId, {
+      previousRequestId: baseline?.turn.requestId ?? null,
+      concurrentRequestIds: concurrent.map((seen) => seen.turn.requestId),
+    });
+    fold(history, turn);
+  }
+  return out;
+}

@@ -149,12 +149,17 @@ export interface TurnView {
   agentId: string;
   ts: number;
   endTs: number | null;
+  ttftMs: number | null;
   provider: string | null;
   model: string | null;
   /** null: no usage has arrived for this request yet. */
   state: TurnState | null;
   usage: (TokenTotals & { cacheReported: boolean }) | null;
   expectMiss: string | null;
+  /** The baseline (SPEC §4.2): the earlier turn whose cache this one could read; null without one. */
+  previousRequestId: string | null;
+  /** Earlier turns of the stream not yet answering when this one started. */
+  concurrentRequestIds: string[];
   break: BreakRecord | null;
 }
 

@@ -3,6 +3,7 @@
 import { hashContent, hashString } from '../../src/core/hash.js';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { toPrefix } from '../../src/core/prefix.js';
+import { emptyHistory } from '../../src/core/history.js';
 import { evaluateOrdered } from '../../src/core/stream.js';
 import type { ToolRef, Turn } from '../../src/core/types.js';
 import { throughput, type Row } from './lib.js';
@@ -31,8 +32,8 @@ function stream(changing: boolean, missing: boolean): Turn[] {
     toPrefix({ model: 'claude-sonnet-4-5', systemHash: 's', tools: toolRefs(v) }),
   );
   const usage = missing
-    ? { uncached: 100, read: 0, write: 50_000, write1h: 0, output: 200, cacheReported: true }
-    : { uncached: 100, read: 50_000, write: 400, write1h: 0, output: 200, cacheReported: true };
+    ? { uncached: 100, read: 0, write: 50_000, write1h: 0, output: 200, cacheReported: true, writeReported: true }
+    : { uncached: 100, read: 50_000, write: 400, write1h: 0, output: 200, cacheReported: true, writeReported: true };
   return Array.from({ length: TURNS }, (_, i) => ({
     requestId: `req_${i}`,
     sessionId: 's',
@@ -63,7 +64,7 @@ export function toolDefinitions(): object[] {
 }
 
 export function benchCore(): Row[] {
-  const evaluate = (turns: Turn[]) => throughput(() => evaluateOrdered(undefined, turns, DEFAULT_DETECTION), TURNS);
+  const evaluate = (turns: Turn[]) => throughput(() => evaluateOrdered(emptyHistory(), turns, DEFAULT_DETECTION), TURNS);
   const unchangedHits = evaluate(stream(false, false));
   const unchangedMisses = evaluate(stream(false, true));
   const changingMisses = evaluate(stream(true, true));

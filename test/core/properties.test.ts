@@ -16,6 +16,7 @@ const usageArb: fc.Arbitrary<Usage> = fc.record({
   write1h: fc.constant(0),
   output: fc.integer({ min: 0, max: 2_000 }),
   cacheReported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
+  writeReported: fc.boolean(),
 });
 
 const NAMES = ['read_file', 'shell', 'grep', 'mcp__a__x', 'mcp__b__y', 'edit'];

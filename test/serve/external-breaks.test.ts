@@ -55,7 +55,7 @@ describe('the store', () => {
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);
     // A write that fails inside its transaction: the checkpoint stays where the stored data is.
     store.sqlite.exec(`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
-    const boom = { type: 'usage' as const, requestId: 'boom', sessionId: 's', provider: 'anthropic', usage: { uncached: 1, read: 0, write: 0, write1h: 0, output: 1, cacheReported: true } };
+    const boom = { type: 'usage' as const, requestId: 'boom', sessionId: 's', provider: 'anthropic', usage: { uncached: 1, read: 0, write: 0, write1h: 0, output: 1, cacheReported: true, writeReported: true } };
     await expect(store.write([{ project: 'default', events: [boom], externalBreaks: [report(7)], checkpoint: checkpoint(200) }])).rejects.toThrow(/refused/);
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);
     expect((await store.externalBreaks('default', {}, {}, { limit: 10 })).items).toEqual([]);

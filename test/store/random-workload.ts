@@ -46,7 +46,7 @@ export function eventsOf(requests: Request[]): CacheEvent[] {
       systemHash: r.system,
       model: r.model,
       messageHashes,
-      cacheControl: r.markers ? { enabled: true, markers: r.markers } : undefined,
+      cacheControl: r.markers ? { enabled: true, markers: [...r.markers] } : undefined,
       ...(r.thinking ? { thinking: r.thinking } : {}),
       ...(r.expectMiss ? { expectMiss: 'compaction' } : {}),
       usage: {
@@ -88,7 +88,7 @@ export async function storedEvaluations(store: SqliteStore): Promise<Evaluation[
   for (const session of ['s1', 's2']) {
     for (const view of (await store.sessionTurns('default', session)) ?? []) {
       if (view.state === null) continue;
-      out.push({ requestId: view.requestId, state: view.state, previousRequestId: view.break?.previousRequestId ?? null, break: view.break });
+      out.push({ requestId: view.requestId, state: view.state, previousRequestId: view.previousRequestId, concurrentRequestIds: view.concurrentRequestIds, break: view.break });
     }
   }
   return out;

@@ -11,7 +11,12 @@ import { freshStore } from '../helpers.js';
 import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
-  Object.fromEntries(list.map((e) => [e.requestId, { state: e.state, break: e.break }]));
+  Object.fromEntries(
+    list.map((e) => [
+      e.requestId,
+      { state: e.state, previousRequestId: e.previousRequestId, concurrentRequestIds: e.concurrentRequestIds, break: e.break },
+    ]),
+  );
 
 describe('store against the reference evaluation', () => {
   it('gives the same states and breaks for any order, batching and repetition of events', async () => {

@@ -4,7 +4,7 @@ import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle
 import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
 import type { DetectionOptions } from '../../core/options.js';
 import { cacheRate } from '../../core/rate.js';
-import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord } from '../../core/types.js';
+import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord, type Turn } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams, type Sums } from '../schema.js';
 import {
@@ -42,6 +42,7 @@ import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
+import { placements } from '../../core/history.js';
 import { toTurn } from '../../core/join.js';
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
@@ -362,33 +363,42 @@ export class SqliteStore implements Store {
          ORDER BY t.ts, t.request_id`,
       )
       .all(...ids);
-    return rows.flatMap((row): TurnView[] => {
+    const turns = rows.flatMap((row) => {
       const turn = toTurn(rowToParts(row, this.dictionary));
-      if (!turn) return [];
-      return [
-        {
-          requestId: turn.requestId,
-          agentId: turn.agentId,
-          ts: turn.ts,
-          endTs: turn.endTs ?? null,
-          provider: turn.provider ?? null,
-          model: turn.model ?? null,
-          state: row.state === null ? null : TURN_STATES[row.state]!,
-          usage: turn.usage
-            ? {
-                uncached: turn.usage.uncached,
-                read: turn.usage.read,
-                write: turn.usage.write,
-                write1h: turn.usage.write1h,
-                output: turn.usage.output,
-                cacheReported: turn.usage.cacheReported,
-              }
-            : null,
-          expectMiss: turn.expectMiss ?? null,
-          break: row.record === null ? null : (JSON.parse(row.record) as BreakRecord),
-        },
-      ];
+      return turn ? [{ turn, row }] : [];
     });
+    // Baselines and overlaps follow from the turns themselves, stream by stream (rows come in stream order).
+    const placed = new Map<string, { previousRequestId: string | null; concurrentRequestIds: string[] }>();
+    const streamsOf = new Map<string, Turn[]>();
+    for (const { turn } of turns) {
+      const stream = streamsOf.get(turn.agentId);
+      if (stream) stream.push(turn);
+      else streamsOf.set(turn.agentId, [turn]);
+    }
+    for (const stream of streamsOf.values()) for (const [id, place] of placements(stream)) placed.set(id, place);
+    return turns.map(({ turn, row }): TurnView => ({
+      requestId: turn.requestId,
+      agentId: turn.agentId,
+      ts: turn.ts,
+      endTs: turn.endTs ?? null,
+      ttftMs: turn.ttftMs ?? null,
+      provider: turn.provider ?? null,
+      model: turn.model ?? null,
+      state: row.state === null ? null : TURN_STATES[row.state]!,
+      usage: turn.usage
+        ? {
+            uncached: turn.usage.uncached,
+            read: turn.usage.read,
+            write: turn.usage.write,
+            write1h: turn.usage.write1h,
+            output: turn.usage.output,
+            cacheReported: turn.usage.cacheReported,
+          }
+        : null,
+      expectMiss: turn.expectMiss ?? null,
+      ...placed.get(turn.requestId)!,
+      break: row.record === null ? null : (JSON.parse(row.record) as BreakRecord),
+    }));
   }
 
   async stats(project: string, query: StatsQuery): Promise<StatsRow[]> {
