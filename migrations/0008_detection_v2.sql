@@ -17,7 +17,15 @@ ALTER TABLE `turns` ADD `tiers` integer;--> statement-breakpoint
 
 -- Detection v2 counts breaks of unpriced models apart (an unknown price is
 -- never $0): the triggers that keep sessions and break rollups equal to their
--- sources carry the new column. Breaks stored before are counted once here.
+-- sources carry the new column. Breaks stored before are counted once here,
+-- so that evaluating them again under v2 subtracts what they added.
+UPDATE `rollups` SET `unpriced` = (
+  SELECT count(*) FROM `breaks` AS b
+  WHERE b.`project_id` = `rollups`.`project_id` AND b.`ts` / 60000 = `rollups`.`minute`
+    AND b.`model_id` = `rollups`.`model_id` AND b.`provider_id` = `rollups`.`provider_id`
+    AND b.`agent_id` = `rollups`.`agent_id` AND b.`reason` = `rollups`.`reason` AND b.`extra_cost_usd` IS NULL
+) WHERE `reason` != '';
+--> statement-breakpoint
 UPDATE `break_cause_rollups` SET `unpriced` = (
   SELECT count(*) FROM `breaks` AS b
   WHERE b.`project_id` = `break_cause_rollups`.`project_id` AND b.`ts` / 60000 = `break_cause_rollups`.`minute`
@@ -108,3 +116,6 @@ WHEN EXISTS (SELECT 1 FROM `breaks` WHERE `turn_id` = NEW.`turn_id`) BEGIN
     AND `break_tool_rollups`.`model_id` = o.`model_id` AND `break_tool_rollups`.`provider_id` = o.`provider_id`
     AND `break_tool_rollups`.`agent_id` = o.`agent_id` AND `break_tool_rollups`.`reason` = o.`reason` AND `break_tool_rollups`.`tool` = o.`tool`;
 END;
+--> statement-breakpoint
+-- After the triggers: each stream's update brings its session's count along.
+UPDATE `streams` SET `unpriced` = (SELECT count(*) FROM `breaks` AS b WHERE b.`stream_id` = `streams`.`id` AND b.`extra_cost_usd` IS NULL);

@@ -11,6 +11,7 @@ import { InflightBudget } from './ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
+import { reevaluateLogged } from './reevaluation.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
@@ -134,6 +135,9 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
         'Create keys first (cachebreak keys create --project NAME --scope ingest,read), ' +
         'or pass --insecure-no-auth (e.g. behind a proxy that authenticates)',
     );
+  }
+  if (await store.needsReevaluation()) {
+    await reevaluateLogged(store, log, 'the database was written under older detection rules');
   }
   const counters = new Counters();
   const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import { DEFAULT_DETECTION } from '../src/core/options.js';
+import { SERVICE_DETECTION } from '../src/prices/index.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
 
 const directories: string[] = [];
@@ -23,7 +23,7 @@ export function tempDir(): string {
 
 /** A store on a new SQLite file, closed after the test. */
 export function freshStore(): SqliteStore {
-  const store = new SqliteStore(join(tempDir(), 'cachebreak.db'), DEFAULT_DETECTION);
+  const store = new SqliteStore(join(tempDir(), 'cachebreak.db'), SERVICE_DETECTION);
   stores.push(store);
   return store;
 }

@@ -1,7 +1,7 @@
 // `cachebreak demo`: a day of synthetic coding-agent sessions written into the
 // database, so that report, the REST API and the dashboards have something
 // to show within seconds of installing.
-import { DEFAULT_DETECTION } from '../core/options.js';
+import { SERVICE_DETECTION } from '../prices/index.js';
 import type { CacheEvent } from '../core/types.js';
 import type { Command } from './command.js';
 import { demoWorkload } from './demo/workload.js';
@@ -40,7 +40,7 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
     const events = demoWorkload({ seed: values.seed, now: (io.now ?? Date.now)() });
     let db: LocalDatabase;
     try {
-      db = openLocal(values.db, values.project, 'demo', DEFAULT_DETECTION);
+      db = openLocal(values.db, values.project, 'demo', SERVICE_DETECTION);
     } catch (error) {
       io.stderr(`cachebreak demo: cannot open the database ${values.db}: ${(error as Error).message}\n`);
       return 1;

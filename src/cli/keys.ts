@@ -1,7 +1,7 @@
 // `cachebreak keys create|list|revoke`: API keys per project. A new key is
 // printed once (alone on stdout, so it can be captured); only its hash is kept.
 import { ConfigError } from '../config.js';
-import { DEFAULT_DETECTION } from '../core/options.js';
+import { SERVICE_DETECTION } from '../prices/index.js';
 import { generateKey, hashKey, keyPrefix, parseScopes } from '../auth/keys.js';
 import { SqliteStore } from '../store/sqlite/store.js';
 import type { ApiKey } from '../store/store.js';
@@ -29,7 +29,7 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
   ].join('\n'),
   async run({ values, positionals }, io) {
     const [action, target] = positionals;
-    const store = new SqliteStore(values.db, DEFAULT_DETECTION);
+    const store = new SqliteStore(values.db, SERVICE_DETECTION);
     try {
       switch (action) {
         case 'create': {

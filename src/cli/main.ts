@@ -5,11 +5,12 @@ import { commandHelp, type Command, type Io } from './command.js';
 import { demoCommand } from './demo.js';
 import { importCommand } from './import.js';
 import { keysCommand } from './keys.js';
+import { reevaluateCommand } from './reevaluate.js';
 import { reportCommand } from './report.js';
 import { serveCommand } from './serve.js';
 import { tailCommand } from './tail.js';
 
-const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, demoCommand, keysCommand] as Command[];
+const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -2,8 +2,10 @@
 // by reason, the tools that broke the cache, the worst sessions.
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config.js';
-import { DEFAULT_DETECTION } from '../core/options.js';
+import { SERVICE_DETECTION } from '../prices/index.js';
+import { reevaluateLogged } from '../reevaluation.js';
 import { SqliteStore } from '../store/sqlite/store.js';
+import { createLogger } from '../telemetry/logfmt.js';
 import type { Command } from './command.js';
 import { gatherReport, type Report } from './report-data.js';
 import { renderReport } from './report-text.js';
@@ -27,7 +29,10 @@ export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> =
     let report: Report;
     let store: SqliteStore | undefined;
     try {
-      store = new SqliteStore(values.db, DEFAULT_DETECTION);
+      store = new SqliteStore(values.db, SERVICE_DETECTION);
+      if (await store.needsReevaluation()) {
+        await reevaluateLogged(store, createLogger(io.stderr), 'the database was written under older detection rules');
+      }
       report = await gatherReport(store, values.db, values.project, range);
     } catch (error) {
       if (!(error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_'))) throw error;

@@ -1,5 +1,6 @@
 // Where detection's prices come from (SPEC §4.10): the config's overrides,
 // then the genai-prices database.
+import { DEFAULT_DETECTION, type DetectionOptions } from '../core/options.js';
 import type { PriceLookup } from '../core/prices.js';
 import { databasePrices } from './database.js';
 import { withOverrides, type PriceOverrides } from './overrides.js';
@@ -12,3 +13,6 @@ export { bareModelId, parsePriceOverrides, PriceOverrideError, withOverrides, ty
 export function priceLookup(overrides: PriceOverrides = {}): PriceLookup {
   return withOverrides(overrides, databasePrices);
 }
+
+/** Detection as the service runs it unless configured otherwise: the core's thresholds, priced from the database. */
+export const SERVICE_DETECTION: DetectionOptions = Object.freeze({ ...DEFAULT_DETECTION, prices: databasePrices });

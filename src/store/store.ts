@@ -217,6 +217,12 @@ export interface PruneOptions {
   rollupsBefore?: number;
 }
 
+export interface ReevaluationResult {
+  streams: number;
+  /** Breaks found, changed or gone. */
+  breaksChanged: number;
+}
+
 export interface PruneResult {
   turns: number;
   rollups: number;
@@ -274,6 +280,13 @@ export interface Store {
   externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>>;
   /** Retention: deletes old data in small steps that never hold writers back for long. */
   prune(options: PruneOptions): Promise<PruneResult>;
+  /** Whether the stored states and breaks were computed under other rules than this version's (SPEC §4). */
+  needsReevaluation(): Promise<boolean>;
+  /**
+   * Evaluates every stream again under this version's rules and the store's
+   * detection options, in small transactions; `progress` hears of each step.
+   */
+  reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult>;
   /** Cheap check that the database answers. */
   ping(): Promise<void>;
   close(): Promise<void>;

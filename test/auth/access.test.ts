@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { main } from '../../src/cli/main.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { toWire, turn, usage } from '../core/scenario.js';
@@ -27,7 +27,7 @@ async function createKey(db: string, project: string, scope: string): Promise<st
 
 async function serve(db: string, rateLimit = 1000) {
   return startServer(
-    { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default', rateLimit },
+    { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default', rateLimit },
     () => {},
   );
 }
@@ -114,14 +114,14 @@ describe('API keys', () => {
   it('must exist before the server listens beyond loopback', async () => {
     const db = join(tempDir(), 'o.db');
     await expect(
-      startServer({ host: '0.0.0.0', port: 0, db, bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' }, () => {}),
+      startServer({ host: '0.0.0.0', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' }, () => {}),
     ).rejects.toThrow(/refusing to serve 0\.0\.0\.0 with no API keys/);
   });
 
   it('once the last key is revoked, lock a server that may not run open, and open one that may', async () => {
     const db = join(tempDir(), 'r.db');
     const key = await createKey(db, 'alpha', 'read');
-    const store = new SqliteStore(db, DEFAULT_DETECTION);
+    const store = new SqliteStore(db, SERVICE_DETECTION);
     let now = 0;
     const authenticator = (openWithoutKeys: boolean) =>
       new Authenticator(store, { openProject: 'default', openWithoutKeys, rateLimit: { perSecond: 100, burst: 100 }, now: () => now });

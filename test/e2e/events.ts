@@ -122,12 +122,16 @@ export function seedBreak(sessionId = 'sess_A') {
     cacheWriteTokens: 48_900,
     expectedCacheReadTokens: 48_900,
     missedCacheReadTokens: 48_900,
-    // req_03 started 4 s after req_02's response ended (usage ts).
-    gapMs: 4_000,
+    // req_03 started 6 s after req_02 started (an entry is refreshed when a request starts).
+    gapMs: 6_000,
     ttlMs: 300_000,
+    ttlMaxMs: 300_000,
     ttlSource: 'declared',
+    partialExpiry: false,
+    changedParams: [],
+    changesAfterCachedPrefix: [],
     providerDiagnosis: null,
-    // 48,900 tokens written at 1.25× instead of read at 0.1×, $3 per MTok.
+    // 48,900 tokens written at $3.75 instead of read at $0.30 per MTok (Claude Sonnet 4.5).
     estimatedExtraCostUsd: 0.168705,
   };
 }
@@ -235,15 +239,21 @@ export function openaiBreak(sessionId = 'sess_B') {
     previousCacheReadTokens: 29_952,
     currentCacheReadTokens: 0,
     cacheWriteTokens: 0,
-    expectedCacheReadTokens: 29_952,
-    missedCacheReadTokens: 29_952,
-    // b_03 started 27 s after b_02's response ended (endTs).
-    gapMs: 27_000,
+    // Automatic caching: b_02's whole prompt was cached, though no write was reported.
+    expectedCacheReadTokens: 30_500,
+    missedCacheReadTokens: 30_500,
+    // b_03 started 30 s after b_02 started.
+    gapMs: 30_000,
+    // OpenAI's in-memory retention: 5 min to 1 h.
     ttlMs: 300_000,
+    ttlMaxMs: 3_600_000,
     ttlSource: 'provider_default',
+    partialExpiry: false,
+    changedParams: [],
+    changesAfterCachedPrefix: [],
     providerDiagnosis: null,
-    // OpenAI bills no write: 29,952 tokens paid at 1× instead of 0.25×, $2 per MTok.
-    estimatedExtraCostUsd: 0.044928,
+    // OpenAI bills no write: 30,500 tokens paid as input ($2) instead of a read ($0.50) per MTok (gpt-4.1).
+    estimatedExtraCostUsd: 0.04575,
   };
 }
 

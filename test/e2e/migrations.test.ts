@@ -69,6 +69,9 @@ describe('migrations against a real server', () => {
     expect(JOURNAL.entries.length).toBeGreaterThan(before.length);
 
     const server = await startServer({ db });
+    // Its turns were judged by detection v1: they are evaluated again under v2 before the server listens.
+    expect(server.stderrLines.some((line) => / event=reevaluation_started why=/.test(line))).toBe(true);
+    expect(server.stderrLines.some((line) => / event=reevaluation_done streams=2 breaksChanged=2 /.test(line))).toBe(true);
     for (const [sessionId, rows] of Object.entries(REALISTIC_TURNS)) {
       const turns = await turnsOf(server.url, sessionId);
       expect(turns.map((t) => [t.requestId, t.state, t.usage?.uncached, t.usage?.read, t.usage?.write])).toEqual(rows);
@@ -91,5 +94,11 @@ describe('migrations against a real server', () => {
     // What v0.1.0 applied is kept as it was; only newer migrations were added.
     expect(after.slice(0, before.length)).toEqual(before);
     expect(integrity(db)).toBe('ok');
+
+    // Evaluated once: the next start has nothing to do.
+    const again = await startServer({ db });
+    expect((await request(again.url, '/readyz')).status).toBe(200);
+    expect(await again.stop()).toEqual({ code: 0, signal: null });
+    expect(again.stderrLines.some((line) => / event=reevaluation_/.test(line))).toBe(false);
   });
 });

@@ -104,7 +104,7 @@ describe('out-of-order delivery against real servers', () => {
     const byId = new Map(turns.map((t) => [t.requestId, t.break]));
     expect(byId.get('m03')).toMatchObject({ changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'] });
     expect(byId.get('m05')).toMatchObject({ changedSystemBlocks: [2] });
-    expect(byId.get('m09')).toMatchObject({ cause: 'ttl_expired', gapMs: 478_000, ttlMs: 300_000, ttlSource: 'declared' });
+    expect(byId.get('m09')).toMatchObject({ cause: 'ttl_expired', gapMs: 480_000, ttlMs: 300_000, ttlSource: 'declared' });
     expect(byId.get('m10')).toMatchObject({ firstChangedMessageIndex: 0 });
 
     const expected = await everything(reference!.server.url, [SESSION]);

@@ -42,8 +42,9 @@ describe('restart against a real server', () => {
         cacheWriteTokens: 49_600,
         expectedCacheReadTokens: 49_500,
         missedCacheReadTokens: 49_500,
-        gapMs: 18_000,
-        // 49,500 tokens written at 1.25× instead of read at 0.1×, $3 per MTok.
+        // From req_04's start (10:00:20).
+        gapMs: 20_000,
+        // 49,500 tokens written at $3.75 instead of read at $0.30 per MTok.
         estimatedExtraCostUsd: 0.170775,
       },
       seedBreak(),

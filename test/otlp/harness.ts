@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { OtelSettings } from '../../src/config.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers.js';
 
@@ -42,7 +42,7 @@ export async function startOtlpServer(options: { bodyLimit?: number; otel?: Otel
       grpcPort: 0,
       db: options.db ?? join(tempDir(), 'cachebreak.db'),
       bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
-      detection: DEFAULT_DETECTION,
+      detection: SERVICE_DETECTION,
       synchronous: 'normal',
       project: 'default',
       otel: options.otel,

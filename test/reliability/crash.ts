@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { evaluateEvents } from '../../src/core/stream.js';
 import type { BreakRecord, TurnEvent } from '../../src/core/types.js';
 import { postEvents, spawnServer, type ServerProcess } from '../e2e/process.js';
@@ -206,7 +206,7 @@ export async function crashTrial(
     if (unknown.length > 0) throw new Error(`stored turns nobody sent: ${unknown.slice(0, 5).join(', ')}`);
     // Stored may hold more than was acknowledged (committed, then killed before the answer, or an
     // export past its deadline): the reference evaluates exactly what is there, in order.
-    const reference = evaluateEvents([...stored.keys()].map((id) => sent.get(id)!.event), DEFAULT_DETECTION);
+    const reference = evaluateEvents([...stored.keys()].map((id) => sent.get(id)!.event), SERVICE_DETECTION);
     if (reference.length !== stored.size) throw new Error(`${stored.size} turns stored, but the reference evaluates ${reference.length}`);
     const breaks: Record<Transport, number> = { http: 0, 'otlp-http-protobuf': 0, 'otlp-grpc': 0 };
     for (const expected of reference) {

@@ -3,7 +3,7 @@
 // Retry-After, stores nothing, and succeeds once the others are answered.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer } from '../../src/server.js';
 import { tempDir } from '../helpers.js';
 import { toWire, turn, usage } from '../core/scenario.js';
@@ -61,7 +61,7 @@ describe('the in-flight budget', () => {
   });
 
   it('must hold at least the largest request twice (as sent and inflated)', async () => {
-    const options = { host: '127.0.0.1', port: 0, db: join(tempDir(), 'i.db'), detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' } as const;
+    const options = { host: '127.0.0.1', port: 0, db: join(tempDir(), 'i.db'), detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' } as const;
     await expect(startServer({ ...options, bodyLimit: 64 * KIB, inflightLimit: 100 * KIB }, () => {})).rejects.toThrow(
       `--inflight-limit (${100 * KIB} bytes) must be at least twice --body-limit (${64 * KIB} bytes), or the largest request could never be read`,
     );

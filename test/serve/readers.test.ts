@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoWorkload } from '../../src/cli/demo/workload.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startReaders } from '../../src/serve/readers/pool.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
@@ -35,7 +35,7 @@ function reads(from: number, to: number): Read[] {
 
 async function answers(db: string, readWorkers: number, list: Read[]) {
   const server = await startServer(
-    { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default', readWorkers },
+    { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default', readWorkers },
     () => {},
   );
   try {
@@ -60,7 +60,7 @@ describe('reader threads', () => {
   it('answer every kind of read exactly as the main thread does', { timeout: 60_000 }, async () => {
     const db = join(tempDir(), 'readers.db');
     const now = Date.now();
-    const store = new SqliteStore(db, DEFAULT_DETECTION);
+    const store = new SqliteStore(db, SERVICE_DETECTION);
     await store.write([{ project: 'default', events: demoWorkload({ seed: 3, now }) }]);
     await store.close();
 

@@ -2,7 +2,7 @@
 // ten minutes), and logs what it deleted.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { MINUTE, turn, usage } from '../core/scenario.js';
@@ -13,7 +13,7 @@ const DAY = 24 * 60 * MINUTE;
 describe('serve --retain', () => {
   it('deletes turns older than the retention on start and keeps the rest', async () => {
     const db = join(tempDir(), 'r.db');
-    const seed = new SqliteStore(db, DEFAULT_DETECTION);
+    const seed = new SqliteStore(db, SERVICE_DETECTION);
     const old = Date.now() - 5 * DAY;
     const recent = Date.now() - DAY / 2;
     await seed.write([
@@ -28,7 +28,7 @@ describe('serve --retain', () => {
     await seed.close();
     const lines: string[] = [];
     const server = await startServer(
-      { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default', retainMs: 2 * DAY },
+      { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default', retainMs: 2 * DAY },
       (line) => lines.push(line),
     );
     try {

@@ -2,13 +2,13 @@
 // the requests the main thread forwards (pool.ts).
 import { workerData } from 'node:worker_threads';
 import { buildReadApp } from '../../app.js';
-import { DEFAULT_DETECTION } from '../../core/options.js';
+import { SERVICE_DETECTION } from '../../prices/index.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
 import { serveThread, threadLogger } from '../../threads/serve.js';
 import type { ReaderData, ReadReply, ReadRequest } from './pool.js';
 
 const data = workerData as ReaderData;
-const store = new SqliteStore(data.path, DEFAULT_DETECTION, { readonly: true });
+const store = new SqliteStore(data.path, SERVICE_DETECTION, { readonly: true });
 const app = buildReadApp({ store, log: threadLogger(), bodyLimit: data.bodyLimit, now: Date.now });
 
 serveThread<ReadRequest, ReadReply>(

@@ -18,6 +18,7 @@ import {
   type PageQuery,
   type PruneOptions,
   type PruneResult,
+  type ReevaluationResult,
   type SessionOrder,
   type SessionSummary,
   type StatsQuery,
@@ -43,7 +44,11 @@ import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { placements } from '../../core/history.js';
+import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
+
+/** Turns evaluated again per transaction when re-evaluating. */
+const REEVALUATION_STEP_TURNS = 20_000;
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
 
@@ -66,6 +71,52 @@ export class SqliteStore implements Store {
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
     this.retention = new Retention(this.opened.sqlite);
     this.keys = new KeyStore(this.opened.db, this.dictionary);
+  }
+
+  async needsReevaluation(): Promise<boolean> {
+    const stored = this.opened.sqlite.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'rules'`).get();
+    if (stored?.value === String(RULES_VERSION)) return false;
+    const evaluated = this.opened.sqlite.prepare('SELECT 1 FROM turns WHERE state IS NOT NULL LIMIT 1').get();
+    if (evaluated === undefined) {
+      this.recordRules();
+      return false;
+    }
+    return true;
+  }
+
+  async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
+    const streamRows = this.opened.sqlite.prepare<[], { id: number; turns: number }>('SELECT id, turns FROM streams ORDER BY id').all();
+    let breaksChanged = 0;
+    let done = 0;
+    while (done < streamRows.length) {
+      // Steps of about STEP_TURNS turns, so that a commit stays short and the process can log between them.
+      const step: number[] = [];
+      let turns = 0;
+      while (done + step.length < streamRows.length && (step.length === 0 || turns < REEVALUATION_STEP_TURNS)) {
+        const row = streamRows[done + step.length]!;
+        step.push(row.id);
+        turns += row.turns;
+      }
+      try {
+        const outcome = this.writer.reevaluate(step);
+        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length;
+      } catch (error) {
+        this.dictionary.forget();
+        this.writer.forget();
+        throw error;
+      }
+      done += step.length;
+      progress?.(done, streamRows.length);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    this.recordRules();
+    return { streams: streamRows.length, breaksChanged };
+  }
+
+  private recordRules(): void {
+    this.opened.sqlite
+      .prepare(`INSERT INTO meta (key, value) VALUES ('rules', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
+      .run(String(RULES_VERSION));
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */

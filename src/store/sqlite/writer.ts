@@ -97,6 +97,8 @@ export class Writer {
   private dataVersion = -1;
   /** Writes several requests' events in one transaction (one commit for all of them). */
   readonly write: (batches: readonly WriterBatch[]) => WriterOutcome;
+  /** Evaluates streams again from their first turn, in one transaction (new rules or options). */
+  readonly reevaluate: (streamIds: readonly number[]) => WriterOutcome;
 
   constructor(
     sqlite: Database.Database,
@@ -166,6 +168,7 @@ export class Writer {
     this.tokenPoints = new TokenPointWriter(sqlite, dictionary);
     this.tail = new TailWriter(sqlite);
     this.write = sqlite.transaction((batches: readonly WriterBatch[]) => this.writeInTransaction(batches));
+    this.reevaluate = sqlite.transaction((streamIds: readonly number[]) => this.reevaluateInTransaction(streamIds));
   }
 
   /** Forgets every cached stream tail (after a failed transaction, or a write by another connection). */
@@ -223,6 +226,20 @@ export class Writer {
 
     deltas.apply(this.statements);
     for (const streamId of changedFrom.keys()) this.statements.streamSpan.run({ id: streamId });
+    return result;
+  }
+
+  private reevaluateInTransaction(streamIds: readonly number[]): WriterOutcome {
+    this.tails.clear();
+    const none = new Set<number>();
+    const deltas = new Deltas();
+    const result: WriterOutcome = { counts: [], breaks: [], revisedBreaks: [], observed: [], externalBreaks: [] };
+    for (const streamId of streamIds) {
+      const evaluation = this.slotsOf(streamId, [], -Infinity, none);
+      const compactions = this.compactionsOf(streamId, evaluation.history, new Map(), none);
+      this.apply(this.dictionary.streamById(streamId).projectId, streamId, evaluation, compactions, deltas, result, new Set());
+    }
+    deltas.apply(this.statements);
     return result;
   }
 
@@ -392,7 +409,7 @@ export class Writer {
       const stored = slot.row;
       const storedBreak = stored ? this.storedBreak(stored) : null;
       const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
-      if (slot.staged) deltas.flight(streamId, slot.turn);
+      deltas.flight(streamId, slot.turn);
       if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged) continue;
 
       const before = stored ? this.contributionOfRow(stored, projectId) : null;

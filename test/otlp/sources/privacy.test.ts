@@ -4,7 +4,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../../src/prices/index.js';
 import { SqliteStore } from '../../../src/store/sqlite/store.js';
 import { tempDir } from '../../helpers.js';
 import { fixture, fixtureText, mapped } from './helpers.js';
@@ -48,7 +48,7 @@ describe('privacy', () => {
     const events = JSON.stringify([result.events, result.tokenPoints]);
 
     const dir = tempDir();
-    const store = new SqliteStore(join(dir, 'cachebreak.db'), DEFAULT_DETECTION);
+    const store = new SqliteStore(join(dir, 'cachebreak.db'), SERVICE_DETECTION);
     await store.write([{ project: 'default', events: result.events, tokenPoints: result.tokenPoints }]);
     await store.close();
     const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1')).join('\n');
