@@ -19,6 +19,8 @@ export function breakFields(record: BreakRecord): Record<string, LogValue> {
     changedToolNames: record.changedToolNames.length > 0 ? record.changedToolNames : undefined,
     changedSystemBlocks: record.changedSystemBlocks?.map(String),
     firstChangedMessageIndex: record.firstChangedMessageIndex ?? undefined,
+    changedParams: record.changedParams.length > 0 ? record.changedParams : undefined,
+    changesAfterCachedPrefix: record.changesAfterCachedPrefix.length > 0 ? record.changesAfterCachedPrefix : undefined,
     gapMs: record.gapMs,
     estimatedExtraCostUsd: record.estimatedExtraCostUsd ?? undefined,
   };

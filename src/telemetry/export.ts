@@ -38,12 +38,16 @@ export function breakAttributes(project: string, record: BreakRecord): LogAttrib
     expectedCacheReadTokens: record.expectedCacheReadTokens,
     missedCacheReadTokens: record.missedCacheReadTokens,
     gapMs: record.gapMs,
-    ttlMs: record.ttlMs,
     ttlSource: record.ttlSource,
+    partialExpiry: record.partialExpiry,
+    changedParams: record.changedParams,
+    changesAfterCachedPrefix: record.changesAfterCachedPrefix,
   };
   if (record.provider !== null) attributes.provider = record.provider;
   if (record.model !== null) attributes.model = record.model;
   if (record.cause !== null) attributes.cause = record.cause;
+  if (record.ttlMs !== null) attributes.ttlMs = record.ttlMs;
+  if (record.ttlMaxMs !== null) attributes.ttlMaxMs = record.ttlMaxMs;
   if (record.changedSystemBlocks !== null) attributes.changedSystemBlocks = record.changedSystemBlocks;
   if (record.firstChangedMessageIndex !== null) attributes.firstChangedMessageIndex = record.firstChangedMessageIndex;
   if (record.providerDiagnosis !== null && record.providerDiagnosis !== undefined) {

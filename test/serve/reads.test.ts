@@ -147,13 +147,21 @@ describe('GET /v1/sessions', () => {
     const { get } = await loaded();
     const { status, body } = await get('/v1/sessions/sess_A/turns');
     expect(status).toBe(200);
-    expect(body.turns.map((t: any) => [t.requestId, t.state, t.break?.reason ?? null])).toEqual([
-      ['a1', 'cold', null],
-      ['a2', 'miss', 'tools_order_changed'],
-      ['a3', 'hit', null],
-      ['a4', 'miss', 'model_changed'],
+    // a1 read a prefix written before the session's first turn: a hit.
+    expect(body.turns.map((t: any) => [t.requestId, t.state, t.break?.reason ?? null, t.previousRequestId])).toEqual([
+      ['a1', 'hit', null, null],
+      ['a2', 'miss', 'tools_order_changed', 'a1'],
+      ['a3', 'hit', null, 'a2'],
+      ['a4', 'miss', 'model_changed', 'a3'],
     ]);
-    expect(body.turns[0]).toMatchObject({ agentId: 'main', provider: 'anthropic', model: 'claude-sonnet-4-5', usage: { read: 48_000, write: 900, cacheReported: true } });
+    expect(body.turns[0]).toMatchObject({
+      agentId: 'main',
+      provider: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      usage: { read: 48_000, write: 900, cacheReported: true },
+      previousRequestId: null,
+      concurrentRequestIds: [],
+    });
   });
 
   it('answers an unknown session with 404', async () => {

@@ -79,6 +79,17 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   if (input.cacheControl !== undefined) content.cacheControl = input.cacheControl;
   if (input.cacheControlHash !== undefined) content.cacheControlHash = input.cacheControlHash;
   if (input.messageHashes !== undefined) content.messageHashes = input.messageHashes;
+  if (input.thinking !== undefined && input.thinkingHash !== undefined) {
+    throw new Invalid('thinkingHash', 'send either thinking or thinkingHash, not both');
+  }
+  if (input.toolChoice !== undefined && input.toolChoiceHash !== undefined) {
+    throw new Invalid('toolChoiceHash', 'send either toolChoice or toolChoiceHash, not both');
+  }
+  if (input.thinking !== undefined) content.thinking = input.thinking;
+  if (input.thinkingHash !== undefined) content.thinkingHash = input.thinkingHash;
+  if (input.toolChoice !== undefined) content.toolChoice = input.toolChoice;
+  if (input.toolChoiceHash !== undefined) content.toolChoiceHash = input.toolChoiceHash;
+  if (input.params !== undefined) content.params = input.params;
   return content;
 }
 
@@ -92,7 +103,10 @@ function usageOf(input: UsageInput | TurnInput): Usage {
   if (input.usage === undefined && normalised.length === 0) {
     throw new Invalid('usage', 'required: the provider usage object, or uncachedInputTokens/cacheReadInputTokens/cacheWriteInputTokens');
   }
-  const result = input.usage !== undefined ? normalizeUsage(input.provider, input.usage) : normalizeReported(input);
+  if (input.usage !== undefined && input.provider === undefined) {
+    throw new Invalid('provider', 'required with a raw usage object (e.g. "anthropic", "openai"); with normalised token fields it may be left out');
+  }
+  const result = input.usage !== undefined ? normalizeUsage(input.provider!, input.usage) : normalizeReported(input);
   if (!result.ok) {
     const field = input.usage !== undefined && !result.field.startsWith('usage') ? `usage.${result.field}` : result.field;
     throw new Invalid(field, result.error.replace(/^[^:]*: /, ''));
@@ -133,7 +147,9 @@ function convert(value: unknown, limits: Limits): CacheEvent {
     }
     case 'usage': {
       const input = validated<UsageInput>('usage', value as Record<string, unknown>, limits);
-      const event: CacheEvent = { type: 'usage', requestId: input.requestId, provider: input.provider, usage: usageOf(input) };
+      const event: CacheEvent = { type: 'usage', requestId: input.requestId, usage: usageOf(input) };
+      if (input.provider !== undefined) event.provider = input.provider;
+      if (input.ttftMs !== undefined) event.ttftMs = input.ttftMs;
       if (input.sessionId !== undefined) event.sessionId = input.sessionId;
       if (input.agentId !== undefined) event.agentId = input.agentId;
       if (input.ts !== undefined) event.ts = toMs(input.ts);
@@ -149,9 +165,10 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         sessionId: input.sessionId,
         agentId: input.agentId ?? 'main',
         ts: toMs(input.ts),
-        provider: input.provider,
+        ...(input.provider !== undefined ? { provider: input.provider } : {}),
         usage: usageOf(input),
         ...(input.endTs !== undefined ? { endTs: toMs(input.endTs) } : {}),
+        ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
         ...(input.diagnostics !== undefined ? { diagnostics: input.diagnostics } : {}),
         ...snapshotContent(input),

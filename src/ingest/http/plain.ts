@@ -72,15 +72,21 @@ function snapshotPlain(e: Json, limits: Limits): boolean {
     optionalString(e.cacheControlHash, max) &&
     stringArray(e.messageHashes, 100_000, max) &&
     optionalString(e.expectMiss, 64) &&
-    // Raw content is rare and needs zod's detail.
+    optionalString(e.thinkingHash, max) &&
+    optionalString(e.toolChoiceHash, max) &&
+    // Raw content and parameters are rare and need zod's detail.
     e.system === undefined &&
-    e.toolDefinitions === undefined
+    e.toolDefinitions === undefined &&
+    e.thinking === undefined &&
+    e.toolChoice === undefined &&
+    e.params === undefined
   );
 }
 
 function usagePlain(e: Json): boolean {
   return (
-    isString(e.provider, 64) &&
+    optionalString(e.provider, 64) &&
+    (e.ttftMs === undefined || (typeof e.ttftMs === 'number' && Number.isFinite(e.ttftMs) && e.ttftMs >= 0)) &&
     isTokens(e.uncachedInputTokens) &&
     isTokens(e.cacheReadInputTokens) &&
     isTokens(e.cacheWriteInputTokens) &&

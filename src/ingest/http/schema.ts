@@ -53,11 +53,20 @@ function buildSchemas(limits: Limits) {
       .optional(),
     cacheControlHash: hash.optional(),
     messageHashes: z.array(hash).max(100_000).optional(),
+    thinking: z.unknown().optional().describe('Extended thinking settings as sent (e.g. {"type":"enabled","budget_tokens":8000}), or thinkingHash'),
+    thinkingHash: hash.optional(),
+    toolChoice: z.unknown().optional().describe('tool_choice as sent, or toolChoiceHash'),
+    toolChoiceHash: hash.optional(),
+    params: z
+      .record(z.string().min(1).max(64), z.unknown())
+      .optional()
+      .describe('Other cache-relevant request parameters, compared per key'),
     expectMiss: z.string().min(1).max(64).optional().describe('The harness knowingly reset the prefix, e.g. "compaction"'),
   };
 
   const usageFields = {
-    usage: z.unknown().optional().describe('The provider usage object (or whole response) as the API returned it'),
+    usage: z.unknown().optional().describe('The provider usage object (or whole response) as the API returned it; needs provider'),
+    ttftMs: z.number().nonnegative().optional().describe('Time to first token: when the request\'s cache entry became readable'),
     uncachedInputTokens: tokens.optional(),
     cacheReadInputTokens: tokens.optional(),
     cacheWriteInputTokens: tokens.optional(),
@@ -74,7 +83,7 @@ function buildSchemas(limits: Limits) {
     sessionId: id.optional().describe('Optional when a snapshot carries it'),
     agentId: snapshotFields.agentId,
     ts: timestamp.optional().describe('Response end'),
-    provider: z.string().min(1).max(64),
+    provider: snapshotFields.provider.describe('Required with a raw usage object; optional with normalised counts'),
     model: z.string().min(1).max(limits.maxString).optional(),
     ...usageFields,
   });
@@ -82,7 +91,6 @@ function buildSchemas(limits: Limits) {
   const turn = z.object({
     type: z.literal('turn'),
     ...snapshotFields,
-    provider: z.string().min(1).max(64),
     endTs: timestamp.optional().describe('Response end'),
     ...usageFields,
   });

@@ -12,19 +12,22 @@ function content(c: SnapshotContent): Record<string, unknown> {
   if (c.cacheControl !== undefined) out.cacheControl = c.cacheControl;
   if (c.cacheControlHash !== undefined) out.cacheControlHash = c.cacheControlHash;
   if (c.messageHashes !== undefined) out.messageHashes = c.messageHashes;
+  for (const key of ['thinking', 'thinkingHash', 'toolChoice', 'toolChoiceHash', 'params'] as const) {
+    if (c[key] !== undefined) out[key] = c[key];
+  }
   return out;
 }
 
-/** Normalised counts; a usage without cache fields sends none, so it stays "unreported". */
+/**
+ * Normalised counts: a usage without cache fields sends none, so it stays
+ * "unreported"; one without a write field sends none, so it stays automatic
+ * caching (SPEC §4.12).
+ */
 function tokens(u: Usage): Record<string, number> {
   if (!u.cacheReported) return { uncachedInputTokens: u.uncached, outputTokens: u.output };
-  return {
-    uncachedInputTokens: u.uncached,
-    cacheReadInputTokens: u.read,
-    cacheWriteInputTokens: u.write,
-    cacheWrite1hInputTokens: u.write1h,
-    outputTokens: u.output,
-  };
+  const counts: Record<string, number> = { uncachedInputTokens: u.uncached, cacheReadInputTokens: u.read, outputTokens: u.output };
+  if (u.writeReported) Object.assign(counts, { cacheWriteInputTokens: u.write, cacheWrite1hInputTokens: u.write1h });
+  return counts;
 }
 
 export function wireEvent(event: CacheEvent): Record<string, unknown> {
@@ -39,9 +42,11 @@ export function wireEvent(event: CacheEvent): Record<string, unknown> {
       };
     }
     case 'usage': {
-      const { type, requestId, sessionId, agentId, ts, provider, model, diagnostics } = event;
+      const { type, requestId, sessionId, agentId, ts, ttftMs, provider, model, diagnostics } = event;
       return {
-        type, requestId, provider,
+        type, requestId,
+        ...(provider !== undefined ? { provider } : {}),
+        ...(ttftMs !== undefined ? { ttftMs } : {}),
         ...(sessionId !== undefined ? { sessionId } : {}),
         ...(agentId !== undefined ? { agentId } : {}),
         ...(ts !== undefined ? { ts } : {}),
@@ -51,10 +56,12 @@ export function wireEvent(event: CacheEvent): Record<string, unknown> {
       };
     }
     case 'turn': {
-      const { type, requestId, sessionId, agentId, ts, provider, endTs, expectMiss, diagnostics } = event;
+      const { type, requestId, sessionId, agentId, ts, provider, endTs, ttftMs, expectMiss, diagnostics } = event;
       return {
-        type, requestId, sessionId, agentId, ts, provider,
+        type, requestId, sessionId, agentId, ts,
+        ...(provider !== undefined ? { provider } : {}),
         ...(endTs !== undefined ? { endTs } : {}),
+        ...(ttftMs !== undefined ? { ttftMs } : {}),
         ...(expectMiss !== undefined ? { expectMiss } : {}),
         ...(diagnostics !== undefined ? { diagnostics } : {}),
         ...content(event),
