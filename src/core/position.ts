@@ -53,16 +53,24 @@ export function markerTtl(marker: Marker): string {
   return comma < 0 ? marker.settings : marker.settings.slice(0, comma);
 }
 
+/** How many system blocks and messages a snapshot has, when it says. */
+export interface Counts {
+  system?: number | undefined;
+  messages?: number | undefined;
+}
+
 /**
- * A client's marker name made absolute and complete: a negative message index
- * counts from the end when the message count is known (SPEC §4.6), and a
- * marker without a TTL takes `defaultTtl`.
+ * A client's marker name made absolute and complete (SPEC §4.6): a negative
+ * index counts from the end, and a bare `system` or `messages` names the last
+ * block, when the snapshot's count is known; a marker without a TTL takes
+ * `defaultTtl`.
  */
-export function normalizeMarker(name: string, defaultTtl: string, messageCount: number | undefined): string {
+export function normalizeMarker(name: string, defaultTtl: string, counts: Counts): string {
   const marker = readMarker(name.trim());
   let location = marker.location;
-  const relative = /^messages:(-\d+)$/.exec(location);
-  if (relative && messageCount !== undefined) location = `messages:${messageCount + Number(relative[1])}`;
+  const relative = /^(system|messages)(?::(-\d+))?$/.exec(location);
+  const count = relative ? counts[relative[1] as 'system' | 'messages'] : undefined;
+  if (relative && count !== undefined) location = `${relative[1]}:${count + Number(relative[2] ?? -1)}`;
   const settings = marker.settings === '' || marker.settings.startsWith(',') ? defaultTtl + marker.settings : marker.settings;
   return `${location}@${settings}`;
 }

@@ -89,7 +89,8 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   const markers = control?.markers ?? [];
   if (markers.length > 0) {
     const ttl = control?.ttl ?? DEFAULT_MARKER_TTL;
-    prefix.markers = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, snapshot.messageHashes?.length)));
+    const counts = { system: snapshot.systemBlockHashes?.length, messages: snapshot.messageHashes?.length };
+    prefix.markers = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, counts)));
   }
   const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control, markers.length > 0)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;

@@ -44,6 +44,10 @@ export interface AgentOptions {
   compactAbove?: number;
   /** Clear old tool results in place, declaring nothing, past this many tokens. */
   pruneAbove?: number;
+  /** Where the harness puts its message marker: on the newest message (default), or on the newest user prompt only. */
+  messageMarker?: 'newest' | 'prompt';
+  /** The harness reports its request parameters (extended thinking), as Claude Code's bodies do. */
+  reportsParams?: boolean;
 }
 
 const DEFAULT_COMPACT_ABOVE = 150_000;
@@ -72,6 +76,8 @@ export class Agent {
   model: Model;
   tools: readonly Tool[];
   ttl: Ttl | undefined;
+  /** Extended thinking's token budget; undefined: off. */
+  thinking: number | undefined;
   compactions = 0;
   prunes = 0;
   private messages: Message[] = [];
@@ -213,9 +219,13 @@ export class Agent {
     const start = this.clock;
     const system = this.options.system(start);
     const toolBlocks = this.tools.map((t) => ({ hash: `${t.name}\u0000${t.schemaHash}`, tokens: t.tokens }));
-    const blocks = [...toolBlocks, ...system, ...this.messages];
+    // Request parameters such as thinking invalidate the messages, not tools or system: they sit between them.
+    const params = { hash: `params:${this.thinking ?? 'off'}`, tokens: 0 };
+    const blocks = [...toolBlocks, ...system, params, ...this.messages];
     const explicit = this.model.policy.explicit;
-    const markers = [toolBlocks.length - 1, toolBlocks.length + system.length - 1, blocks.length - 1].filter((i) => i >= 0);
+    const messageMarker = this.options.messageMarker === 'prompt' ? this.messages.findLastIndex((m) => m.kind === 'prompt') : this.messages.length - 1;
+    const firstMessage = toolBlocks.length + system.length + 1;
+    const markers = [toolBlocks.length - 1, toolBlocks.length + system.length - 1, messageMarker < 0 ? -1 : firstMessage + messageMarker].filter((i) => i >= 0);
     const end = start + 700 + output * 16 + this.random.int(0, 1500);
     const outcome = this.session.cache.request(
       {
@@ -230,7 +240,11 @@ export class Agent {
     );
     const cacheControl: CacheControl | undefined =
       explicit && this.ttl
-        ? { enabled: true, ttl: this.ttl, markers: [...(toolBlocks.length > 0 ? ['tools'] : []), 'system', 'messages:-1'] }
+        ? {
+            enabled: true,
+            ttl: this.ttl,
+            markers: [...(toolBlocks.length > 0 ? ['tools'] : []), 'system', ...(messageMarker < 0 ? [] : [`messages:${messageMarker}`])],
+          }
         : undefined;
     this.emit(
       {
@@ -244,6 +258,7 @@ export class Agent {
         systemBlockHashes: system.map((b) => b.hash),
         messageHashes: this.messages.map((m) => m.hash),
         ...(cacheControl ? { cacheControl } : {}),
+        ...(this.options.reportsParams ? { params: {}, ...(this.thinking ? { thinking: { type: 'enabled', budget_tokens: this.thinking } } : {}) } : {}),
         ...(expectMiss ? { expectMiss } : {}),
       },
       this.usageOf(outcome, output),

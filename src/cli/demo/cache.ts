@@ -40,6 +40,9 @@ export interface CacheOutcome {
   total: number;
 }
 
+/** Blocks a lookup walks back from a marker (Anthropic's documented lookback). */
+const LOOKBACK = 20;
+
 /** One per session: sessions never share entries, so they can be simulated one after another. */
 export class ProviderCache {
   /** namespace → hash of a prefix → when that entry expires. */
@@ -58,10 +61,12 @@ export class ProviderCache {
       prefixHashes.push(hash);
       prefixTokens.push(tokens);
     }
+    // An explicit cache looks up each marker's prefix and up to LOOKBACK blocks before it; an automatic one, any prefix.
+    const reachable = (i: number) => !policy.explicit || request.markers.some((m) => i <= m && i >= m - LOOKBACK);
     let hit = -1;
     for (let i = request.blocks.length - 1; i >= 0; i--) {
       const expires = space.get(prefixHashes[i]!);
-      if (expires !== undefined && expires >= request.start) {
+      if (expires !== undefined && expires >= request.start && reachable(i)) {
         hit = i;
         break;
       }

@@ -48,7 +48,7 @@ function general(s: Session, model: Model, tools: readonly Tool[]): AgentOptions
 }
 
 function claudeCode(s: Session, model: Model, tools: readonly Tool[], extra: Partial<AgentOptions> = {}): AgentOptions {
-  return { agentId: 'main', model, tools, system: codingSystem('claude-code', s.id, s.random), ttl: '5m', ...extra };
+  return { agentId: 'main', model, tools, system: codingSystem('claude-code', s.id, s.random), ttl: '5m', reportsParams: true, ...extra };
 }
 
 const SCRIPTS: readonly Script[] = [
@@ -239,6 +239,32 @@ const SCRIPTS: readonly Script[] = [
       const main = s.agent(claudeCode(s, SONNET, [...BUILTIN, ...FILESYSTEM], { pruneAbove: 60_000 }), start);
       while (main.prunes === 0 && main.clock < deadline) main.work(1, deadline);
       main.work(5, deadline);
+    },
+  },
+  {
+    name: 'think-harder',
+    hoursAgo: 6.5,
+    run(s, start, deadline) {
+      const main = s.agent(claudeCode(s, SONNET, [...BUILTIN, ...GITHUB]), start);
+      main.work(3, deadline);
+      // The user asks the model to think harder: extended thinking changes the
+      // request, which keeps tools and system cached but not the messages.
+      main.thinking = 16_000;
+      main.work(3, deadline);
+    },
+  },
+  {
+    name: 'batch-refactor',
+    hoursAgo: 6.2,
+    run(s, start, deadline) {
+      // A harness that marks only the newest user prompt: a long tool loop
+      // puts the next prompt's marker more than 20 blocks past the cached one,
+      // beyond the lookback, and the history is written again.
+      const main = s.agent(claudeCode(s, SONNET, [...BUILTIN, ...FILESYSTEM], { messageMarker: 'prompt' }), start);
+      main.work(2, deadline);
+      main.think();
+      main.task(s.random.int(14, 18));
+      main.work(2, deadline);
     },
   },
   {
