@@ -5,8 +5,8 @@ import type { SnapshotContent } from '../../src/core/types.js';
 import {
   buildSnapshot,
   detectRequestApi,
-  hashSystem,
-  hashToolDefinitions,
+  readRawSystem,
+  readRawTools,
   SnapshotError,
   type RequestApi,
 } from '../../src/core/snapshot/index.js';
@@ -100,10 +100,12 @@ describe('buildSnapshot errors', () => {
   });
 });
 
-describe('hashSystem', () => {
-  it('reads a string as one text block and leaves cache_control out', () => {
-    const fromString = hashSystem('You are terse.');
-    expect(fromString).toEqual(hashSystem([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]));
+describe('readRawSystem', () => {
+  it('reads a string as one text block, and leaves cache_control out of the hashes as a marker of its block', () => {
+    const { markers, ...fromString } = readRawSystem('You are terse.');
+    expect(markers).toEqual([]);
+    const marked = readRawSystem([{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral' } }]);
+    expect(marked).toEqual({ ...fromString, markers: ['system:0@5m'] });
     expect(fromString.systemBlockHashes).toEqual([hashContent({ type: 'text', text: 'You are terse.' })]);
   });
 
@@ -112,25 +114,26 @@ describe('hashSystem', () => {
       { type: 'text', text: 'billing header' },
       { type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral', ttl: '1h' } },
     ];
-    const hashes = hashSystem(blocks);
+    const hashes = readRawSystem(blocks);
     expect(hashes.systemBlockHashes).toHaveLength(2);
     expect(hashes.systemHash).toBe(hashContent(blocks));
+    expect(hashes.markers).toEqual(['system:1@1h']);
   });
 
   it('reads a Gemini Content by its parts, and hashes other shapes whole', () => {
-    expect(hashSystem({ role: 'system', parts: [{ text: 'a' }, { text: 'b' }] }).systemBlockHashes).toHaveLength(2);
-    expect(hashSystem({ text: 'a' })).toEqual({ systemHash: hashContent({ text: 'a' }) });
-    expect(hashSystem(undefined)).toEqual({ systemHash: hashContent([]), systemBlockHashes: [] });
+    expect(readRawSystem({ role: 'system', parts: [{ text: 'a' }, { text: 'b' }] }).systemBlockHashes).toHaveLength(2);
+    expect(readRawSystem({ text: 'a' })).toEqual({ systemHash: hashContent({ text: 'a' }), markers: [] });
+    expect(readRawSystem(undefined)).toEqual({ systemHash: hashContent([]), systemBlockHashes: [], markers: [] });
   });
 
   it('throws a SnapshotError on a malformed marker', () => {
-    expect(() => hashSystem([{ type: 'text', text: 'a', cache_control: 'yes' }])).toThrow(
+    expect(() => readRawSystem([{ type: 'text', text: 'a', cache_control: 'yes' }])).toThrow(
       new SnapshotError('system[0].cache_control', 'expected an object'),
     );
   });
 });
 
-describe('hashToolDefinitions', () => {
+describe('readRawTools', () => {
   it('names tools of every API in the order sent, without deferred tools or cachePoints', () => {
     const raw = [
       { name: 'Read', input_schema: { type: 'object' } },
@@ -143,7 +146,9 @@ describe('hashToolDefinitions', () => {
       { type: 'mcp_toolset', mcp_server_name: 'linear' },
       { name: 'create_issue', input_schema: {}, defer_loading: true },
     ];
-    const refs = hashToolDefinitions(raw);
+    const { tools: refs, markers } = readRawTools(raw);
+    // The cachePoint ends the tool before it (the fourth): a marker of that position.
+    expect(markers).toEqual(['tools:3@5m']);
     expect(refs.map((t) => t.name)).toEqual([
       'Read',
       'run_tests',
@@ -159,14 +164,15 @@ describe('hashToolDefinitions', () => {
     expect(refs[4]?.schemaHash).toBe(hashContent({ name: 'read_file' }));
   });
 
-  it('leaves cache_control out of the schema hash', () => {
-    const [plain] = hashToolDefinitions([{ name: 'Read', input_schema: {} }]);
-    const [marked] = hashToolDefinitions([{ name: 'Read', input_schema: {}, cache_control: { type: 'ephemeral', ttl: '1h' } }]);
-    expect(marked).toEqual(plain);
+  it('leaves cache_control out of the schema hash, as a marker of the tool it sits on', () => {
+    const plain = readRawTools([{ name: 'Read', input_schema: {} }]);
+    const marked = readRawTools([{ name: 'Read', input_schema: {}, cache_control: { type: 'ephemeral', ttl: '1h' } }]);
+    expect(marked.tools).toEqual(plain.tools);
+    expect([plain.markers, marked.markers]).toEqual([[], ['tools@1h']]);
   });
 
   it('throws a SnapshotError naming the tool without a name', () => {
-    expect(() => hashToolDefinitions([{ name: 'Read' }, { description: 'no name', input_schema: {} }])).toThrow(
+    expect(() => readRawTools([{ name: 'Read' }, { description: 'no name', input_schema: {} }])).toThrow(
       'toolDefinitions[1].name: expected a string',
     );
   });

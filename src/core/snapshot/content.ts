@@ -3,7 +3,7 @@
 // look like a changed prompt.
 import { hashContent } from '../hash.js';
 import { expectRecord, isRecord, SnapshotError, type JsonObject } from './common.js';
-import { splitBlocks, type Marker, type Section } from './markers.js';
+import { markerNames, splitBlocks, type Marker, type Section } from './markers.js';
 
 export interface SystemHashes {
   systemHash: string;
@@ -37,11 +37,14 @@ export function readSystem(raw: unknown, field: string): { hashes: Required<Syst
 
 /**
  * Hashes a raw system prompt (a string is one block; an array, or a Gemini
- * Content's parts, a hash per block); cache markers are left out. Any other
- * shape gets a whole-value hash only. Throws SnapshotError on a malformed marker.
+ * Content's parts, a hash per block), and names the cache markers on its
+ * blocks ("system:1@1h"), which are left out of the hashes. Any other shape
+ * gets a whole-value hash only. Throws SnapshotError on a malformed marker.
  */
-export function hashSystem(raw: unknown): SystemHashes {
-  return systemBlocks(raw, 'system') ? readSystem(raw, 'system').hashes : { systemHash: hashContent(raw) };
+export function readRawSystem(raw: unknown): SystemHashes & { markers: string[] } {
+  if (!systemBlocks(raw, 'system')) return { systemHash: hashContent(raw), markers: [] };
+  const { hashes, markers } = readSystem(raw, 'system');
+  return { ...hashes, markers: markerNames(markers, { tools: 0, system: hashes.systemBlockHashes.length, messages: 0 }) };
 }
 
 /** A message with the markers taken out of its content, ready to hash. */

@@ -10,9 +10,9 @@ import { openaiChatSnapshot, openaiResponsesSnapshot } from './openai.js';
 import { detectRequestApi, type RequestApi } from './shape.js';
 
 export { SnapshotError, type SnapshotOptions } from './common.js';
-export { hashSystem, type SystemHashes } from './content.js';
+export { readRawSystem, type SystemHashes } from './content.js';
 export { detectRequestApi, REQUEST_APIS, type RequestApi } from './shape.js';
-export { hashToolDefinitions } from './tools.js';
+export { readRawTools } from './tools.js';
 
 export type SnapshotResult = { ok: true; snapshot: SnapshotContent } | { ok: false; field: string; error: string };
 

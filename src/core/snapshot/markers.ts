@@ -115,6 +115,11 @@ export interface PrefixSizes {
   messages: number;
 }
 
+/** The markers as SPEC §4.6 names them: "tools@1h", "system:1@5m,scope=global", "messages:7@5m". */
+export function markerNames(markers: readonly Marker[], sizes: PrefixSizes): string[] {
+  return markers.map((m) => `${position(m, sizes)}${m.ttl === undefined ? '' : `@${m.ttl}`}${m.extras}`);
+}
+
 /** Markers must be in prefix order: the last one covers the longest prefix and gives ttl and scope. */
 export function cacheControlOf(markers: readonly Marker[], sizes: PrefixSizes): CacheControl {
   const last = markers.at(-1);
@@ -122,7 +127,7 @@ export function cacheControlOf(markers: readonly Marker[], sizes: PrefixSizes): 
   const control: CacheControl = {
     enabled: true,
     scope: SCOPES[last.section],
-    markers: markers.map((m) => `${position(m, sizes)}${m.ttl === undefined ? '' : `@${m.ttl}`}${m.extras}`),
+    markers: markerNames(markers, sizes),
   };
   if (last.ttl !== undefined) control.ttl = last.ttl;
   return control;

@@ -3,7 +3,7 @@
 import { hashContent } from '../hash.js';
 import type { ToolRef } from '../types.js';
 import { expectArray, expectRecord, expectString, type JsonObject } from './common.js';
-import { readBlock, type Marker } from './markers.js';
+import { markerNames, readBlock, type Marker } from './markers.js';
 
 /** Objects that wrap the named definition: OpenAI chat, OpenAI chat custom, Bedrock. */
 const WRAPPERS = ['function', 'custom', 'toolSpec'] as const;
@@ -64,9 +64,11 @@ export function readTools(raw: readonly unknown[], field: string): { tools: Tool
 
 /**
  * Raw tool definitions of any supported API → ToolRef[] in the order sent,
- * leaving out deferred tools and Bedrock cachePoint entries. Throws
- * SnapshotError (field `toolDefinitions[i]…`) when a tool has no name.
+ * leaving out deferred tools and Bedrock cachePoint entries, and the cache
+ * markers on them ("tools@1h"). Throws SnapshotError (field
+ * `toolDefinitions[i]…`) when a tool has no name.
  */
-export function hashToolDefinitions(raw: unknown[]): ToolRef[] {
-  return readTools(raw, 'toolDefinitions').tools;
+export function readRawTools(raw: unknown[]): { tools: ToolRef[]; markers: string[] } {
+  const { tools, markers } = readTools(raw, 'toolDefinitions');
+  return { tools, markers: markerNames(markers, { tools: tools.length, system: 0, messages: 0 }) };
 }

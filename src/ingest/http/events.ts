@@ -2,7 +2,7 @@
 // names the field and what was wrong. Raw content (system, toolDefinitions)
 // is hashed here and never leaves this function.
 import type { z } from 'zod';
-import { hashSystem, hashToolDefinitions, SnapshotError } from '../../core/snapshot/index.js';
+import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
 import { plainlyValid } from './plain.js';
@@ -66,9 +66,19 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   if (input.cacheControl !== undefined && input.cacheControlHash !== undefined) {
     throw new Invalid('cacheControlHash', 'send either cacheControl or cacheControlHash, not both');
   }
+  // Markers on raw tool definitions and system blocks are markers of those positions (SPEC §4.6).
+  const rawMarkers: string[] = [];
   try {
-    if (input.system !== undefined) Object.assign(content, hashSystem(input.system));
-    if (input.toolDefinitions !== undefined) content.tools = hashToolDefinitions(input.toolDefinitions);
+    if (input.system !== undefined) {
+      const { markers, ...hashes } = readRawSystem(input.system);
+      Object.assign(content, hashes);
+      rawMarkers.push(...markers);
+    }
+    if (input.toolDefinitions !== undefined) {
+      const { tools, markers } = readRawTools(input.toolDefinitions);
+      content.tools = tools;
+      rawMarkers.push(...markers);
+    }
   } catch (error) {
     if (error instanceof SnapshotError) throw new Invalid(error.field, error.message.replace(/^[^:]*: /, ''));
     throw error;
@@ -77,6 +87,10 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   if (input.systemBlockHashes !== undefined) content.systemBlockHashes = input.systemBlockHashes;
   if (input.tools !== undefined) content.tools = input.tools;
   if (input.cacheControl !== undefined) content.cacheControl = input.cacheControl;
+  if (rawMarkers.length > 0) {
+    const control = content.cacheControl ?? { enabled: true };
+    content.cacheControl = { ...control, markers: [...rawMarkers, ...(control.markers ?? [])] };
+  }
   if (input.cacheControlHash !== undefined) content.cacheControlHash = input.cacheControlHash;
   if (input.messageHashes !== undefined) content.messageHashes = input.messageHashes;
   if (input.thinking !== undefined && input.thinkingHash !== undefined) {

@@ -9,7 +9,7 @@
 import type { Attributes, LogRecord, Span } from '../records.js';
 import { eventName, eventTime, firstCount, firstText, text } from './attributes.js';
 import { callEvent, inclusive, providerLabel, snapshotEvent, type Call, type Tokens } from './events.js';
-import { systemHashes, toolHashes, type Prefix } from './prefix.js';
+import { combine, systemHashes, toolHashes, type Prefix } from './prefix.js';
 import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 export const GENAI_DETAILS_EVENT = 'gen_ai.client.inference.operation.details';
@@ -41,10 +41,10 @@ export function genaiPrefix(a: Attributes): Prefix | undefined {
   const system = a['gen_ai.system_instructions'] ?? undefined;
   const tools = a['gen_ai.tool.definitions'] ?? undefined;
   if (system === undefined && tools === undefined) return undefined;
-  return {
-    ...(system === undefined ? {} : systemHashes('gen_ai.system_instructions', system)),
-    ...(tools === undefined ? {} : toolHashes('gen_ai.tool.definitions', tools)),
-  };
+  return combine(
+    system === undefined ? {} : systemHashes('gen_ai.system_instructions', system),
+    tools === undefined ? {} : toolHashes('gen_ai.tool.definitions', tools),
+  );
 }
 
 /** A request id from trace context, for calls whose telemetry names none: a span and the events inside it agree. */

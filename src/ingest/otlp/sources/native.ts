@@ -9,9 +9,9 @@
 // Encoding of the structured fields (README, "Point your agent at cachebreak"):
 // - tools: an array of maps {name, schemaHash}, or two string arrays of equal
 //   length, tools.names and tools.schemaHashes.
-// - cacheControl, usage, diagnostics: a map, a JSON string of one, or
-//   flattened attributes (cacheControl.ttl, usage.input_tokens,
-//   usage.prompt_tokens_details.cached_tokens, …).
+// - cacheControl, usage, diagnostics, thinking, toolChoice, params: a map, a
+//   JSON string of one, or flattened attributes (cacheControl.ttl,
+//   usage.input_tokens, usage.prompt_tokens_details.cached_tokens, …).
 // - toolDefinitions: an array, or a JSON string of one.
 // - messageHashes, systemBlockHashes: string arrays.
 // - ts, endTs: RFC 3339 or epoch ms; ts defaults to the record's time.
@@ -28,7 +28,7 @@ const TYPES: Readonly<Record<string, EventType>> = {
 };
 
 /** Fields that may come as a map, a JSON string or flattened attributes. */
-const NESTED = new Set(['cacheControl', 'usage', 'diagnostics']);
+const NESTED = new Set(['cacheControl', 'usage', 'diagnostics', 'thinking', 'toolChoice', 'params']);
 /** Fields that may come as their value or as a JSON string of it. */
 const JSON_TEXT = new Set(['tools', 'toolDefinitions']);
 

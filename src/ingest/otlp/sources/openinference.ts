@@ -8,7 +8,7 @@ import type { Attributes, Span } from '../records.js';
 import { count, firstText, text } from './attributes.js';
 import { callEvent, inclusive, providerLabel, type Call } from './events.js';
 import { traceRequestId } from './genai.js';
-import { systemHashes, toolHashes, type Prefix } from './prefix.js';
+import { combine, systemHashes, toolHashes, type Prefix } from './prefix.js';
 import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 const MESSAGES = 'llm.input_messages';
@@ -39,10 +39,7 @@ function toolSchemas(a: Attributes): unknown[] {
 function prefixOf(a: Attributes): Prefix {
   const system = systemBlocks(a);
   const tools = toolSchemas(a);
-  return {
-    ...(system !== undefined ? systemHashes(MESSAGES, system) : {}),
-    ...(tools.length > 0 ? toolHashes('llm.tools', tools) : {}),
-  };
+  return combine(system !== undefined ? systemHashes(MESSAGES, system) : {}, tools.length > 0 ? toolHashes('llm.tools', tools) : {});
 }
 
 function llmSpan(span: Span): Outcome | undefined {

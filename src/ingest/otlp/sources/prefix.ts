@@ -1,7 +1,7 @@
 // Raw prefix content some telemetry carries (system instructions, tool
 // definitions) → the snapshot's hashes, with the core's hashing. The content
 // is read, hashed and dropped here; errors name the attribute, never the text.
-import { hashSystem, hashToolDefinitions, SnapshotError } from '../../../core/snapshot/index.js';
+import { readRawSystem, readRawTools, SnapshotError } from '../../../core/snapshot/index.js';
 import type { SnapshotContent } from '../../../core/types.js';
 import { MappingError } from './source.js';
 
@@ -30,7 +30,8 @@ export function systemHashes(attribute: string, raw: unknown): Prefix {
       value = raw;
     }
   }
-  return hashed(attribute, () => hashSystem(value));
+  const { markers, ...hashes } = hashed(attribute, () => readRawSystem(value));
+  return markers.length > 0 ? { ...hashes, cacheControl: { enabled: true, markers } } : hashes;
 }
 
 /** Tool definitions as an array of objects, of JSON strings, or a JSON string of the array. */
@@ -52,5 +53,14 @@ export function toolHashes(attribute: string, raw: unknown, strip: readonly stri
     for (const key of strip) delete kept[key];
     return kept;
   });
-  return { tools: hashed(attribute, () => hashToolDefinitions(tools)) };
+  const read = hashed(attribute, () => readRawTools(tools));
+  return read.markers.length > 0 ? { tools: read.tools, cacheControl: { enabled: true, markers: read.markers } } : { tools: read.tools };
+}
+
+/** Prefix parts read from separate attributes, as one: their markers (from system blocks and tool definitions) together. */
+export function combine(...parts: Prefix[]): Prefix {
+  const markers = parts.flatMap((part) => part.cacheControl?.markers ?? []);
+  const combined: Prefix = Object.assign({}, ...parts);
+  if (markers.length > 0) combined.cacheControl = { enabled: true, markers };
+  return combined;
 }

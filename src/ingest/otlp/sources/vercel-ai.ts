@@ -11,7 +11,7 @@ import type { Attributes, Span } from '../records.js';
 import { count, firstCount, firstText, text } from './attributes.js';
 import { callEvent, inclusive, providerLabel, type Call, type Tokens } from './events.js';
 import { traceRequestId } from './genai.js';
-import { systemHashes, toolHashes, type Prefix } from './prefix.js';
+import { combine, systemHashes, toolHashes, type Prefix } from './prefix.js';
 import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 const DETAILS = 'ai.usage.inputTokenDetails.';
@@ -68,11 +68,11 @@ function prefixOf(a: Attributes): Prefix {
     .filter((m): m is { role: string; content: unknown } => typeof m === 'object' && m !== null && m.role === 'system')
     .map((m) => m.content);
   const tools = a['ai.prompt.tools'];
-  return {
-    ...systemHashes('ai.prompt.messages', system),
+  return combine(
+    systemHashes('ai.prompt.messages', system),
     // With the prompt recorded, no tools attribute means no tools.
-    ...(tools === undefined || tools === null ? { tools: [] } : toolHashes('ai.prompt.tools', tools, ['providerOptions'])),
-  };
+    tools === undefined || tools === null ? { tools: [] } : toolHashes('ai.prompt.tools', tools, ['providerOptions']),
+  );
 }
 
 function modelCall(span: Span): Outcome | undefined {
