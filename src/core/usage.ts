@@ -17,6 +17,22 @@ export interface ProviderInfo {
   readonly shape: UsageShape;
 }
 
+/** Where each usage layout keeps its counts (SPEC §3), in Markdown: the README's table, checked against the usage fixtures. */
+export const USAGE_FIELDS: Readonly<Record<UsageShape, { providers: string; total: string; includesCache: boolean; read: string; write: string | null }>> = {
+  anthropic: { providers: 'Anthropic', total: '`input_tokens`', includesCache: false, read: '`cache_read_input_tokens`', write: '`cache_creation_input_tokens` (1h share: `cache_creation.ephemeral_1h_input_tokens`)' },
+  bedrock: { providers: 'Bedrock', total: '`inputTokens`', includesCache: false, read: '`cacheReadInputTokens`', write: '`cacheWriteInputTokens` (1h share: `cacheDetails`)' },
+  chat: {
+    providers: 'OpenAI chat, OpenRouter, xAI, DashScope',
+    total: '`prompt_tokens`',
+    includesCache: true,
+    read: '`prompt_tokens_details.cached_tokens`',
+    write: '`prompt_tokens_details.cache_write_tokens` or `prompt_tokens_details.cache_creation_input_tokens`, or a top-level `cache_creation_input_tokens` (LiteLLM)',
+  },
+  responses: { providers: 'OpenAI Responses', total: '`input_tokens`', includesCache: true, read: '`input_tokens_details.cached_tokens`', write: '`input_tokens_details.cache_write_tokens`' },
+  gemini: { providers: 'Gemini, Vertex AI', total: '`promptTokenCount`', includesCache: true, read: '`cachedContentTokenCount` (absent: 0, as Gemini omits zero fields)', write: null },
+  deepseek: { providers: 'DeepSeek', total: '`prompt_tokens`', includesCache: true, read: '`prompt_cache_hit_tokens`', write: null },
+};
+
 /** The supported providers by canonical name. */
 export const PROVIDERS = {
   anthropic: { aliases: [], shape: 'anthropic' },

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { USAGE_FIELDS } from '../../src/core/usage.js';
 import { README, render } from './readme.js';
 
 describe('README', () => {
@@ -14,5 +15,18 @@ describe('README', () => {
     const setup = [...quickStart.matchAll(/^npm ci && .+$/gm)].map((m) => m[0].replace(/\s+#.*$/, ''));
     expect(setup).toEqual(['npm ci && npm start', 'npm ci && npm test']);
     expect(readFileSync(new URL('../../.ci/run', import.meta.url), 'utf8')).toMatch(/^npm ci && npm test$/m);
+  });
+});
+
+describe('README usage table', () => {
+  it('names only fields the usage normaliser reads', () => {
+    const source = readFileSync(new URL('../../src/core/usage.ts', import.meta.url), 'utf8');
+    // The code after the table itself.
+    const code = source.slice(source.indexOf('/** The supported providers'));
+    const named = Object.values(USAGE_FIELDS).flatMap((f) => [f.total, f.read, f.write ?? ''].flatMap((text) => [...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]!)));
+    expect(named.length).toBeGreaterThan(12);
+    for (const field of named) {
+      for (const key of field.split('.')) expect(code, `${field} (${key})`).toContain(`'${key}'`);
+    }
   });
 });
