@@ -31,8 +31,8 @@ function belowMinimum(turn: MeasuredTurn, options: DetectionOptions): boolean {
 }
 
 export interface Judged {
-  state: TurnState;
-  break: BreakRecord | null;
+  readonly state: TurnState;
+  readonly break: BreakRecord | null;
 }
 
 /** What the detector knows of a turn beyond its own events. */
@@ -42,10 +42,15 @@ export interface Context {
   afterCompaction: boolean;
 }
 
+/** The states without a break record, shared: most turns get one of these. */
+const PLAIN = Object.fromEntries(
+  (['unreported', 'expected', 'hit', 'uncached', 'cold'] as const).map((state) => [state, Object.freeze({ state, break: null })]),
+) as Record<Exclude<TurnState, 'miss'>, Judged>;
+
 /** SPEC §4.1: the first state that applies. */
 export function judge(turn: MeasuredTurn, context: Context, options: DetectionOptions): Judged {
   const usage = turn.usage;
-  if (!usage.cacheReported) return { state: 'unreported', break: null };
+  if (!usage.cacheReported) return PLAIN.unreported;
   const mode = modeOf(turn);
   const baseline = context.baseline;
   // With automatic caching, a prompt below the minimum cannot read.
@@ -54,19 +59,20 @@ export function judge(turn: MeasuredTurn, context: Context, options: DetectionOp
     const expected = Math.min(cachedBy(baseline.turn as MeasuredTurn, options), totalInput(usage));
     const missed = expected - usage.read;
     if (missed >= options.minMissTokens && usage.read < options.missRatio * expected) {
-      if (turn.expectMiss !== undefined || context.afterCompaction) return { state: 'expected', break: null };
+      if (turn.expectMiss !== undefined || context.afterCompaction) return PLAIN.expected;
       return { state: 'miss', break: describe(baseline, turn, mode, expected, options) };
     }
   }
-  if (usage.read > 0) return { state: 'hit', break: null };
+  if (usage.read > 0) return PLAIN.hit;
   // Nothing read or written: explicit caching without a write, or a prompt an automatic cache does not keep.
-  if (usage.write === 0 && (mode === 'explicit' || !canRead)) return { state: 'uncached', break: null };
-  return { state: 'cold', break: null };
+  if (usage.write === 0 && (mode === 'explicit' || !canRead)) return PLAIN.uncached;
+  return PLAIN.cold;
 }
 
 /** Both snapshots say enough (model, system, tools) that "nothing changed" is a claim. */
 function fullyDescribed(a: Turn, b: Turn): boolean {
-  return [a.prefix, b.prefix].every((p) => p?.systemHash !== undefined && p.tools !== undefined);
+  const described = (p: Turn['prefix']) => p?.systemHash !== undefined && p.tools !== undefined;
+  return described(a.prefix) && described(b.prefix);
 }
 
 function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: number, options: DetectionOptions): BreakRecord {

@@ -25,6 +25,8 @@ export interface Seen {
 export interface History {
   /** Per family (UNKNOWN for no model), the latest candidate that every later turn can read. */
   settled: Map<string, Seen>;
+  /** The latest of them all. */
+  latest: Seen | undefined;
   /** Earlier turns some later turn might still find in flight, in stream order. */
   pending: Seen[];
   /** The tiers of the latest turn that wrote; 0 before any. */
@@ -36,7 +38,7 @@ export interface History {
 const UNKNOWN = '\u0000';
 
 export function emptyHistory(writer: Tiers = 0): History {
-  return { settled: new Map(), pending: [], writer, last: undefined };
+  return { settled: new Map(), latest: undefined, pending: [], writer, last: undefined };
 }
 
 /** Stream order: request start, ties by requestId. */
@@ -61,21 +63,25 @@ export interface Baseline {
   concurrent: Seen[];
 }
 
+const NONE: readonly Seen[] = Object.freeze([]);
+
 /** The baseline of `turn` (latest available of its family, else of any model) and the turns it overlapped. */
 export function baselineOf(history: History, turn: Turn): Baseline {
   const family = turn.model === undefined ? undefined : modelFamily(turn.model);
-  let same: Seen | undefined;
-  let any: Seen | undefined;
-  const consider = (seen: Seen) => {
-    if (!seen.candidate) return;
-    if (family === undefined || seen.family === undefined || seen.family === family) same = later(same, seen);
-    any = later(any, seen);
-  };
-  for (const seen of history.settled.values()) consider(seen);
-  const concurrent: Seen[] = [];
+  // A turn of unknown model is of every family; so is a settled one.
+  let any = history.latest;
+  let same = family === undefined ? any : history.settled.get(family);
+  const unknown = history.settled.get(UNKNOWN);
+  if (unknown !== undefined) same = later(same, unknown);
+  let concurrent = NONE as Seen[];
   for (const seen of history.pending) {
-    if (available(seen, turn)) consider(seen);
-    else concurrent.push(seen);
+    if (!available(seen, turn)) {
+      if (concurrent === NONE) concurrent = [];
+      concurrent.push(seen);
+    } else if (seen.candidate) {
+      if (family === undefined || seen.family === undefined || seen.family === family) same = later(same, seen);
+      any = later(any, seen);
+    }
   }
   return { baseline: same ?? any, concurrent };
 }
@@ -89,11 +95,13 @@ export function fold(history: History, turn: Turn): Tiers {
     if (usage.write > 0) history.writer = tiers;
   }
   // Whatever `turn` can read, every later turn can (they start no earlier).
-  const pending: Seen[] = [];
-  for (const seen of history.pending) {
-    if (!available(seen, turn)) pending.push(seen);
+  const pending = history.pending;
+  let kept = 0;
+  for (const seen of pending) {
+    if (!available(seen, turn)) pending[kept++] = seen;
     else if (seen.candidate) settle(history, seen);
   }
+  pending.length = kept;
   pending.push({
     turn,
     family: turn.model === undefined ? undefined : modelFamily(turn.model),
@@ -101,7 +109,6 @@ export function fold(history: History, turn: Turn): Tiers {
     candidate: usage?.cacheReported === true,
     tiers,
   });
-  history.pending = pending;
   history.last = turn;
   return history.writer;
 }
@@ -109,11 +116,12 @@ export function fold(history: History, turn: Turn): Tiers {
 function settle(history: History, seen: Seen): void {
   const key = seen.family ?? UNKNOWN;
   history.settled.set(key, later(history.settled.get(key), seen));
+  history.latest = later(history.latest, seen);
 }
 
 /** A copy that folding into does not change `history`. */
 export function cloneHistory(history: History): History {
-  return { settled: new Map(history.settled), pending: [...history.pending], writer: history.writer, last: history.last };
+  return { ...history, settled: new Map(history.settled), pending: [...history.pending] };
 }
 
 /** Where each turn of one stream (given in stream order) reads from: its baseline, and the turns it overlapped. */

@@ -12,7 +12,6 @@ const MINUTE = 60_000;
 const TIER_MS = [5 * MINUTE, 30 * MINUTE, 60 * MINUTE, 24 * 60 * MINUTE] as const;
 const FIVE_MINUTES = 1 << 0;
 const ONE_HOUR = 1 << 2;
-const TIER_BITS = (1 << TIER_MS.length) - 1;
 const DECLARED = 1 << 4;
 const WROTE_1H = 1 << 5;
 
@@ -28,15 +27,27 @@ function tierBit(ttl: string | undefined): number {
   return index < 0 ? 0 : 1 << index;
 }
 
+/** The tiers a prefix declares, remembered per prefix: stream turns share theirs. */
+const declaredOf = new WeakMap<Prefix, Tiers>();
+
+function declaredTiers(prefix: Prefix): Tiers {
+  let declared = declaredOf.get(prefix);
+  if (declared === undefined) {
+    declared = 0;
+    if (prefix.markers && prefix.markers.length > 0) {
+      for (const name of prefix.markers) declared |= tierBit(markerTtl(readMarker(name)));
+    } else if (prefix.ttlMs !== undefined) {
+      const index = TIER_MS.findIndex((tier) => tier === prefix.ttlMs);
+      if (index >= 0) declared = 1 << index;
+    }
+    declaredOf.set(prefix, declared);
+  }
+  return declared;
+}
+
 /** SPEC §4.5: 1h if declared or written at 1h, 5m if declared or written at 5m, or if nothing was declared. */
 export function ownTiers(prefix: Prefix | undefined, usage: Usage): Tiers {
-  let declared = 0;
-  if (prefix?.markers && prefix.markers.length > 0) {
-    for (const name of prefix.markers) declared |= tierBit(markerTtl(readMarker(name)));
-  } else if (prefix?.ttlMs !== undefined) {
-    const index = TIER_MS.findIndex((tier) => tier === prefix.ttlMs);
-    if (index >= 0) declared = 1 << index;
-  }
+  const declared = prefix === undefined ? 0 : declaredTiers(prefix);
   let tiers = declared === 0 ? FIVE_MINUTES : declared | DECLARED;
   if (usage.write1h > 0) tiers |= ONE_HOUR | WROTE_1H;
   if (usage.write > usage.write1h) tiers |= FIVE_MINUTES;
@@ -58,9 +69,15 @@ export interface Retention {
 }
 
 function explicitRetention(tiers: Tiers): Retention {
-  const held = TIER_MS.filter((_, i) => tiers & TIER_BITS & (1 << i));
+  let ttlMs = 0;
+  let ttlMaxMs = 0;
+  TIER_MS.forEach((ms, i) => {
+    if ((tiers & (1 << i)) === 0) return;
+    if (ttlMs === 0) ttlMs = ms;
+    ttlMaxMs = ms;
+  });
   const source: TtlSource = tiers & DECLARED ? 'declared' : tiers & WROTE_1H ? 'previous_1h_write' : 'provider_default';
-  return { ttlMs: held[0]!, ttlMaxMs: held.at(-1)!, ttlSource: source, mode: 'explicit' };
+  return { ttlMs, ttlMaxMs, ttlSource: source, mode: 'explicit' };
 }
 
 /** The retention of a baseline's prefix: its tiers with explicit caching, else its provider's window. */

@@ -59,7 +59,7 @@ export function evaluateOrdered(
       requestId: turn.requestId,
       state: judged.state,
       previousRequestId: baseline?.turn.requestId ?? null,
-      concurrentRequestIds: concurrent.map((seen) => seen.turn.requestId),
+      concurrentRequestIds: concurrent.length === 0 ? [] : concurrent.map((seen) => seen.turn.requestId),
       break: judged.break,
       writerTiers,
     });

@@ -56,9 +56,19 @@ const PROVIDER_BY_NAME = new Map<string, ProviderName>(
   ),
 );
 
+/** Names as sent → canonical name (null: not one we know); detection asks once per turn. */
+const canonicalNames = new Map<string, ProviderName | null>();
+
 /** The canonical name of a provider or alias, or undefined when it is not one we know. */
 export function resolveProvider(name: string): ProviderName | undefined {
-  return PROVIDER_BY_NAME.get(name.trim().toLowerCase());
+  let resolved = canonicalNames.get(name);
+  if (resolved === undefined) {
+    resolved = PROVIDER_BY_NAME.get(name.trim().toLowerCase()) ?? null;
+    // Bounded: provider names come from the wire.
+    if (canonicalNames.size >= 1024) canonicalNames.clear();
+    canonicalNames.set(name, resolved);
+  }
+  return resolved ?? undefined;
 }
 
 /** SPEC §2's already-normalised usage fields, as they appear on a usage event. */
