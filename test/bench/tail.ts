@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { Pipeline } from '../../src/ingest/pipeline.js';
 import { emptyDecoded } from '../../src/ingest/tail/formats/decoder.js';
 import { decoderOf, framerOf, type Format } from '../../src/ingest/tail/formats/index.js';
@@ -72,7 +72,7 @@ function decodeOnly(path: string, format: Format): { units: number; perSecond: n
 }
 
 function tailer(dir: string, patterns: string[], fromStart: boolean): { tailer: Tailer; store: SqliteStore } {
-  const store = new SqliteStore(join(dir, `tail-${Math.random().toString(36).slice(2)}.db`), DEFAULT_DETECTION, { backgroundCheckpoint: true });
+  const store = new SqliteStore(join(dir, `tail-${Math.random().toString(36).slice(2)}.db`), SERVICE_DETECTION, { backgroundCheckpoint: true });
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));
   const t = new Tailer({ patterns, fromStart, batch: 1000 }, pipelineSink(pipeline, store, 'default'), { notice: () => {}, rejected: () => {} });
   return { tailer: t, store };

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoWorkload } from '../../src/cli/demo/workload.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { BREAK_REASONS, type BreakRecord } from '../../src/core/types.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { TurnView } from '../../src/store/store.js';
@@ -14,7 +14,7 @@ import { cli, NOW } from './run.js';
 const DAY = 86_400_000;
 
 async function readBack(db: string) {
-  const store = new SqliteStore(db, DEFAULT_DETECTION);
+  const store = new SqliteStore(db, SERVICE_DETECTION);
   try {
     const breaks: BreakRecord[] = [];
     let cursor: string | undefined;

@@ -3,7 +3,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { tempDir } from '../helpers.js';
@@ -52,7 +52,7 @@ function eventsFile(lines: readonly string[] = LINES): string {
 }
 
 async function turnsIn(db: string) {
-  const store = new SqliteStore(db, DEFAULT_DETECTION);
+  const store = new SqliteStore(db, SERVICE_DETECTION);
   try {
     return await store.sessionTurns('default', 'sess_A');
   } finally {
@@ -127,7 +127,7 @@ describe('cachebreak import into a database', () => {
 describe('cachebreak import --server', () => {
   async function server(): Promise<RunningServer> {
     const running = await startServer(
-      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'server.db'), bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' },
+      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'server.db'), bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' },
       () => {},
     );
     servers.push(running);

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { getJson, startServer as startServerProcess } from '../e2e/server.js';
 import { tempDir } from '../helpers.js';
@@ -77,7 +77,7 @@ describe('cachebreak tail: usage', () => {
 describe('cachebreak tail --server', () => {
   it('posts events and harness-reported breaks; a restart resumes from the local checkpoints', async () => {
     const server = await startServer(
-      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'server.db'), bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' },
+      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'server.db'), bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' },
       () => {},
     );
     servers.push(server);

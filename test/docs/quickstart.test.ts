@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers.js';
 import { README } from './readme.js';
@@ -23,7 +23,7 @@ describe('README quick start', () => {
     expect(example).toBeDefined();
     const logs: string[] = [];
     server = await startServer(
-      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'q.db'), bodyLimit: 1 << 20, detection: DEFAULT_DETECTION, synchronous: 'normal', project: 'default' },
+      { host: '127.0.0.1', port: 0, db: join(tempDir(), 'q.db'), bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' },
       (line) => logs.push(line),
     );
     const script = example!.replaceAll('http://127.0.0.1:4318', server.url);

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../../src/app.js';
 import { Authenticator } from '../../src/auth/authenticator.js';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { CachebreakError } from '../../src/errors.js';
 import { DEFAULT_LIMITS } from '../../src/ingest/limits.js';
 import { Pipeline } from '../../src/ingest/pipeline.js';
@@ -148,7 +148,7 @@ function externalBreaksTarget(): FuzzTarget {
   let runs = 0;
   const appOf = () => {
     if (app) return app;
-    store = new SqliteStore(':memory:', DEFAULT_DETECTION);
+    store = new SqliteStore(':memory:', SERVICE_DETECTION);
     const counters = new Counters();
     const log = createLogger(() => {});
     const pipeline = new Pipeline(store, counters, log);

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import type { BreakRecord } from '../../src/core/types.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { BreakCauseRow, ChangedTool, Filters } from '../../src/store/store.js';
@@ -83,7 +83,7 @@ describe('break rollups', () => {
   it('are filled from the breaks already stored when a database from an earlier release is migrated', async () => {
     const db = join(tempDir(), 'v0.1.0.db');
     copyFileSync(new URL('../fixtures/db/v0.1.0.db', import.meta.url), db);
-    const store = new SqliteStore(db, DEFAULT_DETECTION);
+    const store = new SqliteStore(db, SERVICE_DETECTION);
     try {
       const records = (await store.breaks('default', {}, {}, { limit: 1000 })).items;
       expect(records.map((b) => b.reason).sort()).toEqual(['system_changed', 'tools_order_changed']);

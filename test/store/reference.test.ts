@@ -3,7 +3,7 @@
 // must equal a scan of the turns.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
@@ -49,14 +49,14 @@ describe('store against the reference evaluation', () => {
           }
           expect(accepted + repeated).toBe(sent.length);
           expect(repeated).toBeGreaterThanOrEqual(duplicates.length);
-          expect(byId(await storedEvaluations(store))).toEqual(byId(evaluateEvents(events, DEFAULT_DETECTION)));
+          expect(byId(await storedEvaluations(store))).toEqual(byId(evaluateEvents(events, SERVICE_DETECTION)));
 
           // Rollups (read through /v1/stats' query) equal a scan of the turns.
           const placed = foldEvents(events).filter((t) => t.usage);
           const expected = emptySums();
           for (const t of placed) addUsage(expected, t.usage!);
           const stats = await store.stats('default', { intervalMs: 24 * 3_600_000, filters: {} });
-          const reference = evaluateEvents(events, DEFAULT_DETECTION);
+          const reference = evaluateEvents(events, SERVICE_DETECTION);
           const breaks = reference.filter((e) => e.break).length;
           const unmeasured = placed
             .filter((t) => !t.usage!.cacheReported)

@@ -2,7 +2,7 @@
 // --db`): each must notice the other's writes before trusting what it cached.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { evaluateEvents } from '../../src/core/stream.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { MINUTE, SEED_TOOLS, tools, turn, usage } from '../core/scenario.js';
@@ -11,8 +11,8 @@ import { tempDir } from '../helpers.js';
 describe('a database written by two connections', () => {
   it('evaluates each turn against the true previous turn, whoever wrote it', async () => {
     const file = join(tempDir(), 'shared.db');
-    const a = new SqliteStore(file, DEFAULT_DETECTION);
-    const b = new SqliteStore(file, DEFAULT_DETECTION);
+    const a = new SqliteStore(file, SERVICE_DETECTION);
+    const b = new SqliteStore(file, SERVICE_DETECTION);
     const events = [
       turn('t1', { usage: usage(0, 48_000) }),
       turn('t2', { at: MINUTE, usage: usage(48_000, 500) }),
@@ -25,7 +25,7 @@ describe('a database written by two connections', () => {
     await b.write([{ project: 'default', events: [events[2]!] }]);
     await a.write([{ project: 'default', events: [events[3]!] }]);
     const stored = (await a.sessionTurns('default', 'sess_A'))!.map((t) => [t.requestId, t.state, t.break?.previousRequestId ?? null]);
-    const reference = evaluateEvents(events, DEFAULT_DETECTION).map((e) => [e.requestId, e.state, e.break?.previousRequestId ?? null]);
+    const reference = evaluateEvents(events, SERVICE_DETECTION).map((e) => [e.requestId, e.state, e.break?.previousRequestId ?? null]);
     expect(stored).toEqual(reference);
     expect(stored).toEqual([
       ['t1', 'cold', null],

@@ -2,7 +2,7 @@
 // temporality, across re-sends, restarts of the exporter and of cachebreak.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { TokenPoint } from '../../src/store/store.js';
 import { T0, MINUTE } from '../core/scenario.js';
@@ -28,7 +28,7 @@ async function reported(store: SqliteStore) {
 describe('token counters from metrics', () => {
   it('adds cumulative growth once, restarts from the new start, ignores re-sent and stale points', async () => {
     const file = join(tempDir(), 't.db');
-    let store = new SqliteStore(file, DEFAULT_DETECTION);
+    let store = new SqliteStore(file, SERVICE_DETECTION);
     const send = (points: TokenPoint[]) => store.write([{ project: 'default', events: [], tokenPoints: points }]);
     await send([point({ timeMs: T0 + MINUTE, value: 100 }), point({ timeMs: T0 + 2 * MINUTE, value: 150 })]);
     await send([point({ timeMs: T0 + 2 * MINUTE, value: 150 })]); // re-sent
@@ -37,7 +37,7 @@ describe('token counters from metrics', () => {
 
     // cachebreak restarts: the series state is on disk.
     await store.close();
-    store = new SqliteStore(file, DEFAULT_DETECTION);
+    store = new SqliteStore(file, SERVICE_DETECTION);
     await send([point({ timeMs: T0 + 3 * MINUTE, value: 175 })]);
     // The exporting process restarts: a new start time, counting from zero.
     await send([point({ startMs: T0 + 4 * MINUTE, timeMs: T0 + 5 * MINUTE, value: 40 })]);
@@ -55,7 +55,7 @@ describe('token counters from metrics', () => {
   });
 
   it('shows them in /v1/stats buckets by model, and not when grouped by what they lack', async () => {
-    const store = new SqliteStore(join(tempDir(), 'g.db'), DEFAULT_DETECTION);
+    const store = new SqliteStore(join(tempDir(), 'g.db'), SERVICE_DETECTION);
     await store.write([{ project: 'default', events: [], tokenPoints: [point({ value: 500 })] }]);
     const byModel = await store.stats('default', { from: T0, to: T0 + 60 * MINUTE, intervalMs: MINUTE, groupBy: 'model', filters: {} });
     expect(byModel).toEqual([expect.objectContaining({ ts: T0 + MINUTE, group: 'claude-sonnet-4-5', turns: 0, reportedTokens: { input: 500 } })]);

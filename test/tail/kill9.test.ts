@@ -8,7 +8,7 @@ import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_DETECTION } from '../../src/core/options.js';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { CLI } from '../e2e/process.js';
 import { tempDir } from '../helpers.js';
@@ -109,7 +109,7 @@ describe('kill -9 and restart', () => {
     const summary = third.stderr.join('');
     expect(summary).toMatch(/events stored, 0 duplicates, /);
 
-    const store = new SqliteStore(db, DEFAULT_DETECTION);
+    const store = new SqliteStore(db, SERVICE_DETECTION);
     try {
       expect(await turnStates(store, sessions)).toEqual(expected);
       for (const session of gemini.sessions.slice(0, 5)) {
