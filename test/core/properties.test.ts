@@ -5,9 +5,10 @@ import { byCodePoint } from '../../src/core/hash.js';
 import { DEFAULT_DETECTION } from '../../src/core/options.js';
 import { toPrefix } from '../../src/core/prefix.js';
 import { addUsage, cacheRate, emptySums } from '../../src/core/rate.js';
-import { evaluateEvents } from '../../src/core/stream.js';
+import { cloneHistory, compareTurns, emptyHistory } from '../../src/core/history.js';
+import { evaluateEvents, evaluateOrdered, foldEvents, groupStreams } from '../../src/core/stream.js';
 import type { CacheEvent, ToolRef, Usage } from '../../src/core/types.js';
-import { T0, tools, turn } from './scenario.js';
+import { eventsOf, requestArb } from '../store/random-workload.js';
 
 const usageArb: fc.Arbitrary<Usage> = fc.record({
   uncached: fc.integer({ min: 0, max: 5_000 }),
@@ -18,59 +19,6 @@ const usageArb: fc.Arbitrary<Usage> = fc.record({
   cacheReported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   writeReported: fc.boolean(),
 });
-
-const NAMES = ['read_file', 'shell', 'grep', 'mcp__a__x', 'mcp__b__y', 'edit'];
-
-/** One request of a random stream, as the events a harness could send for it. */
-const requestArb = fc.record({
-  session: fc.constantFrom('s1', 's2'),
-  agent: fc.constantFrom('main', 'main', 'sub'),
-  // Few distinct times, so ties (ordered by requestId) occur.
-  at: fc.integer({ min: 0, max: 12 }).map((m) => m * 60_000),
-  toolOrder: fc.shuffledSubarray(NAMES, { minLength: 2 }),
-  system: fc.constantFrom('a', 'b'),
-  model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5', 'claude-opus-4-5'),
-  usage: usageArb,
-  shape: fc.constantFrom('turn', 'split', 'usage-only', 'snapshot-only'),
-  expectMiss: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
-});
-
-type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
-
-function eventsOf(requests: Request[]): CacheEvent[] {
-  return requests.flatMap((r, i): CacheEvent[] => {
-    const base = turn(`req_${i}`, {
-      sessionId: r.session,
-      agentId: r.agent,
-      at: r.at,
-      tools: tools(r.toolOrder),
-      systemHash: r.system,
-      model: r.model,
-      usage: r.usage,
-      ...(r.expectMiss ? { expectMiss: 'compaction' } : {}),
-    });
-    const { type: _type, usage, endTs, diagnostics: _d, ...snapshot } = base;
-    const usageEvent: CacheEvent = {
-      type: 'usage',
-      requestId: base.requestId,
-      sessionId: r.session,
-      agentId: r.agent,
-      ts: endTs!,
-      provider: 'anthropic',
-      usage,
-    };
-    switch (r.shape) {
-      case 'turn':
-        return [base];
-      case 'split':
-        return [{ ...snapshot, type: 'snapshot' }, usageEvent];
-      case 'usage-only':
-        return [{ ...usageEvent, ts: T0 + r.at }];
-      default:
-        return [{ ...snapshot, type: 'snapshot' }];
-    }
-  });
-}
 
 describe('stream evaluation properties', () => {
   it('any permutation with any duplicates, even conflicting ones, gives the states and breaks of in-order delivery', () => {
@@ -95,6 +43,28 @@ describe('stream evaluation properties', () => {
           expect(evaluateEvents(shuffled, DEFAULT_DETECTION)).toEqual(evaluateEvents([...inOrder, ...conflicting], DEFAULT_DETECTION));
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('incremental evaluation', () => {
+  it('folding a stream\'s first turns into a history, then evaluating the rest, equals evaluating it whole', () => {
+    fc.assert(
+      fc.property(fc.array(requestArb, { minLength: 1, maxLength: 25 }), fc.nat(), (requests, cut) => {
+        const { streams, compactionsOf } = groupStreams(foldEvents(eventsOf(requests)));
+        for (const stream of streams.values()) {
+          const ordered = [...stream].sort(compareTurns);
+          const compactions = [...compactionsOf(stream)].sort(compareTurns);
+          const whole = evaluateOrdered(emptyHistory(), ordered, DEFAULT_DETECTION, compactions);
+          const at = cut % (ordered.length + 1);
+          const history = emptyHistory();
+          const head = evaluateOrdered(history, ordered.slice(0, at), DEFAULT_DETECTION, compactions);
+          // A copy resumes like the original.
+          const tail = evaluateOrdered(cloneHistory(history), ordered.slice(at), DEFAULT_DETECTION, compactions);
+          expect([...head, ...tail]).toEqual(whole);
+        }
+      }),
       { numRuns: 300 },
     );
   });
