@@ -10,6 +10,7 @@ import type { Command } from '../../src/cli/command.js';
 import { demoCommand } from '../../src/cli/demo.js';
 import { importCommand } from '../../src/cli/import.js';
 import { keysCommand } from '../../src/cli/keys.js';
+import { reevaluateCommand } from '../../src/cli/reevaluate.js';
 import { reportCommand } from '../../src/cli/report.js';
 import { serveCommand } from '../../src/cli/serve.js';
 import { tailCommand } from '../../src/cli/tail.js';
@@ -18,8 +19,8 @@ import { CLI } from '../e2e/process.js';
 import { tempDir } from '../helpers.js';
 import { cli } from './run.js';
 
-/** Every command issue 3 asks --help of, in the order the overview lists them. */
-const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, demoCommand, keysCommand] as Command[];
+/** Every command, in the order the overview lists them. */
+const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -99,7 +99,7 @@ export class SqliteStore implements Store {
       }
       try {
         const outcome = this.writer.reevaluate(step);
-        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length;
+        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length + outcome.droppedBreaks;
       } catch (error) {
         this.dictionary.forget();
         this.writer.forget();

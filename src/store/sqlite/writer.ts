@@ -52,6 +52,8 @@ export interface WriterOutcome {
   counts: { accepted: number; duplicates: number; externalBreaks?: number }[];
   breaks: { projectId: number; record: BreakRecord }[];
   revisedBreaks: { projectId: number; record: BreakRecord }[];
+  /** Breaks a late event (or new rules) showed were none. */
+  droppedBreaks: number;
   observed: { projectId: number; turn: ObservedTurn }[];
   externalBreaks: { projectId: number; record: ExternalBreak }[];
 }
@@ -212,7 +214,7 @@ export class Writer {
     const stagedIds = new Set<number>();
     for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
     const deltas = new Deltas();
-    const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], observed: [], externalBreaks: external };
+    const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], droppedBreaks: 0, observed: [], externalBreaks: external };
     const written = new Set<Staged>();
     for (const streamId of new Set([...landing.keys(), ...changedFrom.keys()])) {
       const arriving = landing.get(streamId) ?? [];
@@ -233,7 +235,7 @@ export class Writer {
     this.tails.clear();
     const none = new Set<number>();
     const deltas = new Deltas();
-    const result: WriterOutcome = { counts: [], breaks: [], revisedBreaks: [], observed: [], externalBreaks: [] };
+    const result: WriterOutcome = { counts: [], breaks: [], revisedBreaks: [], droppedBreaks: 0, observed: [], externalBreaks: [] };
     for (const streamId of streamIds) {
       const evaluation = this.slotsOf(streamId, [], -Infinity, none);
       const compactions = this.compactionsOf(streamId, evaluation.history, new Map(), none);
@@ -435,6 +437,7 @@ export class Writer {
           (storedBreak ? result.revisedBreaks : result.breaks).push({ projectId, record });
         } else {
           this.statements.dropBreak.run(id);
+          result.droppedBreaks++;
         }
       }
     }
