@@ -18,8 +18,10 @@ describe('Claude Code 2.1.88', () => {
     expect(result.ignored).toEqual({ unused_event: 2 });
     const [cold, hit] = result.events;
     expect(cold).toMatchObject({ type: 'usage', agentId: 'main', provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' });
+    // 2.1.88 sends no ttft_ms.
+    expect(result.events.filter((e) => e.type === 'usage' && e.ttftMs !== undefined)).toEqual([]);
     const usage = usageOf(result.events, hit!.requestId);
-    expect(usage).toEqual({ uncached: 6, read: 18250, write: 512, write1h: 0, output: 402, cacheReported: true });
+    expect(usage).toEqual({ uncached: 6, read: 18250, write: 512, write1h: 0, output: 402, cacheReported: true, writeReported: true });
     expect(totalInput(usage)).toBe(6 + 18250 + 512);
   });
 
@@ -51,7 +53,9 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
       ['req_011CUaD4wS', 'main'],
     ]);
     expect(snapshots.map((e) => [e.requestId, e.agentId])).toEqual(usage.map((e) => [e.requestId, e.agentId]));
-    expect(usageOf(result.events, 'req_011CUaA1xZ')).toEqual({ uncached: 4, read: 0, write: 21400, write1h: 21000, output: 310, cacheReported: true });
+    // ttft_ms: when each call's cache entry became readable.
+    expect(usage.map((e) => e.type === 'usage' && e.ttftMs)).toEqual([1800, 1800, 1800, 1800]);
+    expect(usageOf(result.events, 'req_011CUaA1xZ')).toEqual({ uncached: 4, read: 0, write: 21400, write1h: 21000, output: 310, cacheReported: true, writeReported: true });
   });
 
   it('builds the full snapshot from the body: 3 system blocks, tools in order, markers, message hashes', () => {

@@ -28,7 +28,7 @@ describe('Gemini CLI 0.61.0', () => {
     const result = mapped(telemetry);
     const main = result.events.filter((e) => e.type === 'usage' && e.agentId === 'main');
     const usage = usageOf(result.events, main[1]!.requestId);
-    expect(usage).toEqual({ uncached: 11200 - 9600, read: 9600, write: 0, write1h: 0, output: 380 + 250, cacheReported: true });
+    expect(usage).toEqual({ uncached: 11200 - 9600, read: 9600, write: 0, write1h: 0, output: 380 + 250, cacheReported: true, writeReported: false });
     expect(totalInput(usage)).toBe(11200);
   });
 

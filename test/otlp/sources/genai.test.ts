@@ -22,11 +22,11 @@ describe('OTel GenAI semantic conventions', () => {
   it('reads gen_ai.usage.input_tokens as INCLUSIVE of the cache, with the old and new write names', () => {
     const events = mapped(telemetry).events;
     const second = usageOf(events, 'msg_01GenA2');
-    expect(second).toEqual({ uncached: 200, read: 8000, write: 400, write1h: 0, output: 160, cacheReported: true });
+    expect(second).toEqual({ uncached: 200, read: 8000, write: 400, write1h: 0, output: 160, cacheReported: true, writeReported: true });
     expect(totalInput(second)).toBe(8600);
     expect(usageOf(events, 'msg_01GenA3')).toMatchObject({ uncached: 200, read: 0, write: 8700 });
     // OpenLLMetry/Traceloop names.
-    expect(usageOf(events, 'msg_01Trace1')).toEqual({ uncached: 200, read: 2800, write: 0, write1h: 0, output: 40, cacheReported: true });
+    expect(usageOf(events, 'msg_01Trace1')).toEqual({ uncached: 200, read: 2800, write: 0, write1h: 0, output: 40, cacheReported: true, writeReported: true });
   });
 
   it('hashes system instructions and tool definitions into the snapshot, whether JSON strings or structured', () => {

@@ -17,7 +17,7 @@ describe('OpenInference', () => {
 
   it('reads llm.token_count.prompt as INCLUSIVE of the cache', () => {
     const usage = usageOf(mapped(telemetry).events, '8d3a5c7e9f1b2d4f6a8c0e2a4c6e8a0b:c0ffee0000000002');
-    expect(usage).toEqual({ uncached: 6900 - 6144, read: 6144, write: 0, write1h: 0, output: 220, cacheReported: true });
+    expect(usage).toEqual({ uncached: 6900 - 6144, read: 6144, write: 0, write1h: 0, output: 220, cacheReported: true, writeReported: false });
     expect(totalInput(usage)).toBe(6900);
   });
 

@@ -22,13 +22,21 @@ describe('Qwen Code 0.24.4', () => {
 
   it('reads input_token_count as INCLUSIVE of the cache: the read is not counted twice', () => {
     const usage = usageOf(mapped(telemetry).events, 'chatcmpl-8a1f0c2ea0');
-    expect(usage).toEqual({ uncached: 14930 - 12288, read: 12288, write: 0, write1h: 0, output: 640, cacheReported: true });
+    expect(usage).toEqual({ uncached: 14930 - 12288, read: 12288, write: 0, write1h: 0, output: 640, cacheReported: true, writeReported: false });
     expect(totalInput(usage)).toBe(14930);
   });
 
   it('starts the request at the response time minus duration_ms, on the provider Qwen Code resolves from auth_type', () => {
     const event = mapped(telemetry).events.find((e) => e.requestId === 'chatcmpl-8a1f0c2e9b')!;
     expect(event).toMatchObject({ ts: Date.parse('2026-11-30T10:00:00.010Z'), endTs: Date.parse('2026-11-30T10:00:04.210Z'), provider: 'openai', model: 'qwen3-coder-plus' });
+  });
+
+  it('reads ttft_ms as the time the call\'s cache entry became readable; the span, which has none, leaves it out', () => {
+    const fromLogs = mapped(only({ logs: telemetry.logs })).events;
+    expect(fromLogs.map((e) => e.type !== 'snapshot' && e.ttftMs)).toEqual([900, 900, 900, 900, 900, 900]);
+    const fromSpans = mapped(only({ spans: telemetry.spans })).events;
+    expect(fromSpans.length).toBeGreaterThan(0);
+    expect(fromSpans.map((e) => e.type !== 'snapshot' && e.ttftMs)).toEqual(fromSpans.map(() => undefined));
   });
 
   it('the same call from its llm_request span joins the same turn, whichever comes first', async () => {

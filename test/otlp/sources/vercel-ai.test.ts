@@ -18,17 +18,17 @@ describe('Vercel AI SDK', () => {
 
   it('v6: inputTokens INCLUDES the cache, split in inputTokenDetails', () => {
     const usage = usageOf(mapped(v6).events, 'msg_01VercelB');
-    expect(usage).toEqual({ uncached: 110, read: 10380, write: 410, write1h: 0, output: 220, cacheReported: true });
+    expect(usage).toEqual({ uncached: 110, read: 10380, write: 410, write1h: 0, output: 220, cacheReported: true, writeReported: true });
     expect(totalInput(usage)).toBe(10900);
   });
 
   it('v5: the Anthropic count EXCLUDES the cache (write from the provider metadata); the OpenAI count includes it', () => {
     const events = mapped(v5).events;
     const anthropic = usageOf(events, 'msg_01VercelV5');
-    expect(anthropic).toEqual({ uncached: 25, read: 9000, write: 300, write1h: 0, output: 300, cacheReported: true });
+    expect(anthropic).toEqual({ uncached: 25, read: 9000, write: 300, write1h: 0, output: 300, cacheReported: true, writeReported: true });
     expect(totalInput(anthropic)).toBe(9325);
     const openai = usageOf(events, 'resp_68a1f0');
-    expect(openai).toEqual({ uncached: 480, read: 11520, write: 0, write1h: 0, output: 180, cacheReported: true });
+    expect(openai).toEqual({ uncached: 480, read: 11520, write: 0, write1h: 0, output: 180, cacheReported: true, writeReported: false });
     expect(totalInput(openai)).toBe(12000);
   });
 

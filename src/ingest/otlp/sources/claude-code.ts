@@ -52,6 +52,7 @@ function apiRequest(record: LogRecord): Outcome {
     model,
     startMs: endMs - (millis(a, 'duration_ms') ?? 0),
     endMs,
+    ttftMs: millis(a, 'ttft_ms'),
   };
   // A usage event, not a turn: the request body, when logged, brings the snapshot.
   return {

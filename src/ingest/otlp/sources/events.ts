@@ -37,6 +37,8 @@ export interface Call {
   startMs: number;
   /** Response end. */
   endMs: number;
+  /** Time to first token: when the call's cache entry became readable. */
+  ttftMs?: number | undefined;
 }
 
 /**
@@ -76,6 +78,7 @@ export function usageEvent(call: Call, tokens: Tokens): CacheEvent {
     ts: Math.floor(call.endMs),
     provider: call.provider,
     ...(call.model !== undefined ? { model: call.model } : {}),
+    ...(call.ttftMs !== undefined ? { ttftMs: call.ttftMs } : {}),
     ...tokenFields(tokens),
   });
 }
@@ -89,6 +92,7 @@ function turnEvent(call: Call & { model: string }, snapshot: Omit<SnapshotConten
     agentId: call.agentId,
     ts: Math.floor(call.startMs),
     endTs: Math.floor(call.endMs),
+    ...(call.ttftMs !== undefined ? { ttftMs: call.ttftMs } : {}),
     provider: call.provider,
     ...snapshot,
     model: call.model,

@@ -52,6 +52,7 @@ function apiResponse(record: LogRecord): Outcome {
     model,
     startMs: endMs - (millis(a, 'duration_ms') ?? 0),
     endMs,
+    ttftMs: millis(a, 'ttft_ms'),
   };
   // output_token_count already includes reasoning tokens for OpenAI-compatible
   // providers, so thoughts_token_count is not added.
