@@ -64,7 +64,7 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
       model: 'claude-sonnet-4-5-20250929',
       provider: 'anthropic',
       ts: v332.logs.find(named('api_request_body'))!.timeMs,
-      cacheControl: { enabled: true, ttl: '5m', markers: ['system:1@1h', 'system:2@1h', 'messages:-1@5m'] },
+      cacheControl: { enabled: true, ttl: '5m', markers: ['system:1@1h', 'system:2@1h', 'messages:0@5m'] },
     });
     if (snapshot?.type !== 'snapshot') throw new Error('expected a snapshot');
     expect(snapshot.systemBlockHashes).toHaveLength(3);
