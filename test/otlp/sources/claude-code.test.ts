@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../../src/ingest/otlp/records.js';
 import { claudeAgent } from '../../../src/ingest/otlp/sources/claude-code.js';
 import { createMappingContext } from '../../../src/ingest/otlp/sources/index.js';
-import { fixture, mapped, only, store, totalInput, turns, usageOf } from './helpers.js';
+import { fixture, judged, mapped, only, store, totalInput, turns, usageOf } from './helpers.js';
 
 const v88 = fixture('claude-code/2.1.88.json');
 const v332 = fixture('claude-code/2.1.332.json');
+const compaction = fixture('claude-code/2.1.332-compaction.json');
 const S88 = '3d9e1f20-7a4b-4c5d-9e8f-a1b2c3d4e5f6';
 const S332 = 'e8a1c3f5-2b4d-4f6a-8c0e-1a3c5e7a9b1d';
 
@@ -132,14 +133,42 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
     ]);
   });
 
-  it('maps query_source to streams as Claude Code keys its own detector', () => {
+  it('maps query_source to streams: the main thread, compaction, subagent runs, other side queries', () => {
     expect(claudeAgent({ query_source: 'sdk' })).toBe('main');
     expect(claudeAgent({ query_source: 'repl_main_thread' })).toBe('main');
     expect(claudeAgent({ query_source: 'repl_main_thread:outputStyle:explanatory' })).toBe('main');
-    expect(claudeAgent({ query_source: 'compact' })).toBe('main');
+    expect(claudeAgent({ query_source: 'compact' })).toBe('compact');
     expect(claudeAgent({})).toBe('main');
     expect(claudeAgent({ query_source: 'agent:builtin:general-purpose' })).toBe('agent:builtin:general-purpose');
     expect(claudeAgent({ query_source: 'agent:custom', 'agent.name': 'reviewer', agent_id: 'a1' })).toBe('reviewer#a1');
     expect(claudeAgent({ query_source: 'side_question' })).toBe('side_question');
+  });
+});
+
+describe('Claude Code 2.1.332 compaction (query_source compact)', () => {
+  const COMPACT_CALL = 'req_011CUcC3pQ';
+  const AFTER = 'req_011CUcD4qR';
+
+  it('puts the compaction request, usage and body snapshot, in the session\'s compact stream', () => {
+    const result = mapped(compaction);
+    expect(result.rejected).toEqual([]);
+    expect(result.events.map((e) => [e.type, e.requestId, e.agentId])).toEqual([
+      ['snapshot', 'req_011CUcA1mN', 'main'],
+      ['usage', 'req_011CUcA1mN', 'main'],
+      ['snapshot', 'req_011CUcB2nP', 'main'],
+      ['usage', 'req_011CUcB2nP', 'main'],
+      ['snapshot', COMPACT_CALL, 'compact'],
+      ['usage', COMPACT_CALL, 'compact'],
+      ['snapshot', AFTER, 'main'],
+      ['usage', AFTER, 'main'],
+    ]);
+  });
+
+  it('makes the first main call after it an expected miss, not a break', () => {
+    const events = mapped(compaction).events;
+    expect(judged(events)).toEqual({ 'req_011CUcA1mN': 'cold', 'req_011CUcB2nP': 'hit', [COMPACT_CALL]: 'hit', [AFTER]: 'expected' });
+    // Kept in the main stream, the compaction would hide nothing: the next call is a break.
+    const inMain = events.map((e) => (e.requestId === COMPACT_CALL ? { ...e, agentId: 'main' } : e));
+    expect(judged(inMain)[AFTER]).toBe('miss');
   });
 });

@@ -1,6 +1,8 @@
 // Loads the OTLP source fixtures (decoded Telemetry, as the transports hand it
 // over) and runs them through the mapping and a real store.
 import { readFileSync } from 'node:fs';
+import { DEFAULT_DETECTION } from '../../../src/core/options.js';
+import { evaluateEvents } from '../../../src/core/stream.js';
 import type { CacheEvent, Usage } from '../../../src/core/types.js';
 import type { Telemetry } from '../../../src/ingest/otlp/records.js';
 import { createMappingContext, mapTelemetry, type Mapped, type MappingContext } from '../../../src/ingest/otlp/sources/index.js';
@@ -64,4 +66,9 @@ export function usageOf(events: readonly CacheEvent[], requestId: string): Usage
 
 export function totalInput(usage: Usage): number {
   return usage.uncached + usage.read + usage.write;
+}
+
+/** requestId → state, as the core's reference evaluation judges the events (every stream, compactions included), no store. */
+export function judged(events: readonly CacheEvent[]): Record<string, string> {
+  return Object.fromEntries(evaluateEvents(events, DEFAULT_DETECTION).map((e) => [e.requestId, e.state]));
 }

@@ -14,6 +14,7 @@ const FIXTURES = [
   'gemini-cli/0.61.0.json',
   'claude-code/2.1.88.json',
   'claude-code/2.1.332.json',
+  'claude-code/2.1.332-compaction.json',
   'genai/semconv-1.41.json',
   'openinference/openai-0.1.json',
   'vercel-ai/ai-6.json',

@@ -5,6 +5,7 @@
 //
 // With OTEL_LOG_RAW_API_BODIES=1 it also logs each request body and response
 // body; claude-bodies.ts turns those into the call's full snapshot.
+import { COMPACT_AGENT, MAIN_AGENT } from '../../../core/stream.js';
 import type { Attributes, LogRecord, Origin } from '../records.js';
 import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
 import { requestBody, responseBody } from './claude-bodies.js';
@@ -13,18 +14,20 @@ import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 const PREFIX = 'claude_code.';
 
-/** Query sources of the main conversation; `compact` summarises it and shares its cache lineage. */
-const MAIN = new Set(['sdk', 'compact']);
+/** The query source of a compaction: the request that summarises the main conversation. */
+const COMPACT_SOURCE = 'compact';
 
 /**
- * query_source → stream, as Claude Code's own break detector keys its state:
- * the main thread (`repl_main_thread…` interactively, `sdk` headless) is
- * main; a subagent is its name plus its agent_id (one run, one conversation);
- * any other side query is its own stream.
+ * query_source → stream. The main thread (`repl_main_thread…`
+ * interactively, `sdk` headless) is main; a compaction goes to the session's
+ * compact stream, which makes the next main turn an expected miss (SPEC
+ * §4.9); a subagent is its name plus its agent_id (one run, one
+ * conversation); any other side query is its own stream.
  */
 export function claudeAgent(a: Attributes): string {
   const source = text(a, 'query_source');
-  if (source === undefined || MAIN.has(source) || source.startsWith('repl_main_thread')) return 'main';
+  if (source === COMPACT_SOURCE) return COMPACT_AGENT;
+  if (source === undefined || source === 'sdk' || source.startsWith('repl_main_thread')) return MAIN_AGENT;
   const name = text(a, 'agent.name') ?? source;
   const run = text(a, 'agent_id');
   return run === undefined ? name : `${name}#${run}`;
