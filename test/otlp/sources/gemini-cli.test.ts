@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMappingContext } from '../../../src/ingest/otlp/sources/index.js';
 import { geminiAgent } from '../../../src/ingest/otlp/sources/gemini-cli.js';
-import { fixture, mapped, only, states, store, totalInput, turns, usageOf } from './helpers.js';
+import { fixture, judged, mapped, only, states, store, totalInput, turns, usageOf } from './helpers.js';
 
 const SESSION = 'b2e4f6a8-1c3d-4e5f-8a9b-0c1d2e3f4a5b';
 const telemetry = fixture('gemini-cli/0.61.0.json');
@@ -90,5 +90,49 @@ describe('Gemini CLI 0.61.0', () => {
     expect(geminiAgent('utility_router', 'sess')).toBe('utility_router');
     expect(geminiAgent('subagent', 'codebase_investigator-x9k2#3')).toBe('codebase_investigator-x9k2');
     expect(geminiAgent('subagent', 'sess')).toBe('subagent');
+  });
+});
+
+describe('Gemini CLI 0.61.0 chat_compression', () => {
+  const compression = fixture('gemini-cli/0.61.0-compression.json');
+  const SESSION_C = 'c3d5e7f9-2a4b-4c6d-8e0f-1a2b3c4d5e6f';
+
+  it('maps a compression to a snapshot in the session\'s compact stream; the summarisation calls keep their own stream', () => {
+    const result = mapped(compression);
+    expect(result.rejected).toEqual([]);
+    expect(result.events.map((e) => [e.type, e.agentId])).toEqual([
+      ['usage', 'main'],
+      ['usage', 'main'],
+      ['usage', 'utility_compressor'],
+      ['usage', 'utility_compressor'],
+      ['snapshot', 'compact'],
+      ['usage', 'main'],
+    ]);
+    expect(result.events[4]).toEqual({
+      type: 'snapshot',
+      requestId: expect.stringMatching(/^gemini_cli:[0-9a-f]{16}$/),
+      sessionId: SESSION_C,
+      agentId: 'compact',
+      ts: Date.parse('2026-11-30T10:02:51.200Z'),
+      provider: 'gemini',
+      model: 'gemini-2.5-pro',
+    });
+  });
+
+  it('makes the first main call after it an expected miss; without it, that call is a break', () => {
+    const events = mapped(compression).events;
+    const main = events.filter((e) => e.agentId === 'main').map((e) => e.requestId);
+    const states = judged(events);
+    expect(main.map((id) => states[id])).toEqual(['cold', 'hit', 'expected']);
+    expect(judged(events.filter((e) => e.agentId !== 'compact'))[main[2]!]).toBe('miss');
+  });
+
+  it('is no marker when the compression failed and the history was kept', () => {
+    const logs = compression.logs.map((r) =>
+      r.attributes['event.name'] === 'gemini_cli.chat_compression' ? { ...r, attributes: { ...r.attributes, tokens_after: 524800 } } : r,
+    );
+    const result = mapped(only({ logs }));
+    expect(result.ignored).toEqual({ compression_not_applied: 1 });
+    expect(result.events.filter((e) => e.agentId === 'compact')).toEqual([]);
   });
 });

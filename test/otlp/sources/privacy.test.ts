@@ -11,7 +11,9 @@ import { fixture, fixtureText, mapped } from './helpers.js';
 
 const FIXTURES = [
   'qwen-code/0.24.4.json',
+  'qwen-code/0.24.4-compression.json',
   'gemini-cli/0.61.0.json',
+  'gemini-cli/0.61.0-compression.json',
   'claude-code/2.1.88.json',
   'claude-code/2.1.332.json',
   'claude-code/2.1.332-compaction.json',

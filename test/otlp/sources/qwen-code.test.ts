@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { CacheEvent } from '../../../src/core/types.js';
+import type { LogRecord } from '../../../src/ingest/otlp/records.js';
 import { qwenAgent } from '../../../src/ingest/otlp/sources/qwen-code.js';
-import { fixture, mapped, only, states, store, totalInput, turns, usageOf } from './helpers.js';
+import { fixture, judged, mapped, only, states, store, totalInput, turns, usageOf } from './helpers.js';
 
 const SESSION = '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d';
 const telemetry = fixture('qwen-code/0.24.4.json');
@@ -102,5 +104,47 @@ describe('Qwen Code 0.24.4', () => {
     expect(result.rejected).toEqual([
       { record: 'logs[0] (qwen-code)', error: 'cached_content_token_count: expected a non-negative integer, got -5' },
     ]);
+  });
+});
+
+describe('Qwen Code 0.24.4 chat_compression', () => {
+  const compression = fixture('qwen-code/0.24.4-compression.json');
+  const SESSION_C = 'a91c4e2f-3b7d-4c8e-9f1a-6d2b5e8c0f47';
+  const AFTER = 'chatcmpl-5e0a71c3f4';
+  const isCompression = (r: LogRecord) => r.attributes['event.name'] === 'qwen-code.chat_compression';
+  const markers = (events: CacheEvent[]) => events.filter((e) => e.agentId === 'compact');
+
+  it('maps a compression to a snapshot in the session\'s compact stream, at the record\'s time', () => {
+    const result = mapped(compression);
+    expect(result.rejected).toEqual([]);
+    // api_request records, and the failed attempt (below).
+    expect(result.ignored).toEqual({ unused_event: 4, compression_not_applied: 1 });
+    const [marker, ...more] = markers(result.events);
+    expect(more).toEqual([]);
+    // The record names no model: the marker takes the session's, from its main calls.
+    expect(marker).toEqual({ type: 'snapshot', requestId: expect.stringMatching(/^qwen-code:[0-9a-f]{16}$/), sessionId: SESSION_C, agentId: 'compact', ts: Date.parse('2026-11-30T10:01:00.000Z'), model: 'qwen3-coder-plus' });
+  });
+
+  it('makes the first main call after it an expected miss; without it, that call is a break', () => {
+    const events = mapped(compression).events;
+    expect(judged(events)).toEqual({ 'chatcmpl-5e0a71c3d2': 'cold', 'chatcmpl-5e0a71c3e8': 'hit', [AFTER]: 'expected', 'chatcmpl-5e0a71c40b': 'hit' });
+    expect(judged(events.filter((e) => e.agentId !== 'compact'))[AFTER]).toBe('miss');
+  });
+
+  it('is no marker when the compression failed and the history was kept (tokens_after not below tokens_before)', () => {
+    const logs = compression.logs.map((r) => (isCompression(r) ? { ...r, attributes: { ...r.attributes, tokens_after: r.attributes['tokens_before']! } } : r));
+    const result = mapped(only({ logs }));
+    expect(result.ignored).toMatchObject({ compression_not_applied: 2 });
+    expect(markers(result.events)).toEqual([]);
+    expect(judged(result.events)[AFTER]).toBe('miss');
+  });
+
+  it('keeps its request id whatever else arrived, and labels the model from the record, else "unknown"', () => {
+    const record = compression.logs.find(isCompression)!;
+    const [alone] = mapped(only({ logs: [record] })).events;
+    const [withCalls] = markers(mapped(compression).events);
+    expect(alone).toMatchObject({ requestId: withCalls!.requestId, agentId: 'compact', model: 'unknown' });
+    const named = { ...record, attributes: { ...record.attributes, model: 'qwen3-coder-flash' } };
+    expect(mapped(only({ logs: [named] })).events).toMatchObject([{ requestId: withCalls!.requestId, model: 'qwen3-coder-flash' }]);
   });
 });

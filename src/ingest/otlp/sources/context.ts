@@ -101,6 +101,12 @@ export interface MappingContext {
   readonly geminiCalls: Pending<KnownCall>;
   /** Gemini CLI GenAI details prefixes by session + event.timestamp, when they came before their `api_response`. */
   readonly geminiPrefixes: Pending<WaitingPrefix>;
+  /**
+   * The model of each session's latest main-stream call, to label a
+   * compaction record that names none (Qwen Code, Gemini CLI). Not a join:
+   * a marker mapped before any call of its session says "unknown".
+   */
+  readonly sessionModels: Pending<string>;
   readonly limits: Limits;
   /**
    * Ends a mapping: returns what puts back every half it took, for when its
@@ -121,6 +127,7 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
     claudeRequestIds: table(),
     geminiCalls: table(),
     geminiPrefixes: table(),
+    sessionModels: table(),
     limits: options.limits ?? DEFAULT_LIMITS,
     joined() {
       const taken = undo.splice(0);

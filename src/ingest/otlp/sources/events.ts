@@ -104,7 +104,7 @@ export interface SnapshotPlace {
   requestId: string;
   sessionId: string;
   agentId: string;
-  provider: string;
+  provider?: string;
   /** Request start. */
   ts: number;
 }

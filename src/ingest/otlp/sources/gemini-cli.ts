@@ -5,10 +5,16 @@
 // under a derived request id; the second, matched by session and timestamp,
 // gives that request its snapshot. `input_token_count` INCLUDES the cache
 // read; Gemini reports no cache write.
+//
+// `gemini_cli.chat_compression` (tokens_before, tokens_after, no model) says
+// the session's history was summarised: it becomes a compaction marker. The
+// summarisation calls themselves (role utility_compressor) keep their own
+// stream: they are also made when the compression then fails.
 import type { CacheEvent } from '../../../core/types.js';
 import type { Attributes, LogRecord, Origin } from '../records.js';
 import type { KnownCall, MappingContext } from './context.js';
 import { count, eventName, eventTime, firstText, millis, requireSession, serviceName, text } from './attributes.js';
+import { compactionMarker, noteSessionModel } from './compaction.js';
 import { derivedRequestId, inclusive, snapshotEvent, usageEvent, type Call } from './events.js';
 import { GENAI_DETAILS_EVENT, genaiPrefix } from './genai.js';
 import type { Prefix } from './prefix.js';
@@ -17,6 +23,7 @@ import { ignored, MappingError, none, type Outcome, type Source } from './source
 const SERVICE = 'gemini-cli';
 const PREFIX = 'gemini_cli.';
 const PROVIDER = 'gemini';
+const CHAT_COMPRESSION = 'gemini_cli.chat_compression';
 
 function fromGeminiCli(origin: Origin): boolean {
   return origin.scope.name === SERVICE || serviceName(origin) === SERVICE;
@@ -70,6 +77,7 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
     read: count(a, 'cached_content_token_count') ?? 0,
     output: (count(a, 'output_token_count') ?? 0) + (count(a, 'thoughts_token_count') ?? 0),
   });
+  noteSessionModel(context, sessionId, call.agentId, model);
   // A usage event, not a turn: the details record brings this call's snapshot.
   const events = [usageEvent(call, tokens)];
   const key = joinKey(sessionId, record);
@@ -97,7 +105,12 @@ export const geminiCli: Source = {
   name: 'gemini-cli',
   log(record, context) {
     const name = eventName(record);
-    if (name.startsWith(PREFIX)) return name === 'gemini_cli.api_response' ? apiResponse(record, context) : ignored('unused_event');
+    if (name === 'gemini_cli.api_response') return apiResponse(record, context);
+    if (name === CHAT_COMPRESSION) {
+      const sessionId = requireSession(record, record.attributes);
+      return compactionMarker(record, context, { source: 'gemini_cli', name, sessionId, provider: PROVIDER });
+    }
+    if (name.startsWith(PREFIX)) return ignored('unused_event');
     if (name === GENAI_DETAILS_EVENT && fromGeminiCli(record)) return details(record, context);
     return undefined;
   },

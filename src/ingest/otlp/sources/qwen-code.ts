@@ -7,12 +7,18 @@
 // `input_token_count` is promptTokenCount, which INCLUDES the cache read
 // (and, for Anthropic, the cache write); `cached_content_token_count` is the
 // read, and the log record has no write count.
+//
+// `qwen-code.chat_compression` (tokens_before, tokens_after, no model) says
+// the session's history was summarised: it becomes a compaction marker.
 import type { LogRecord, Span } from '../records.js';
 import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
+import { compactionMarker, noteSessionModel } from './compaction.js';
+import type { MappingContext } from './context.js';
 import { callEvent, derivedRequestId, inclusive, providerLabel, type Call } from './events.js';
 import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 const PREFIX = 'qwen-code.';
+const CHAT_COMPRESSION = 'qwen-code.chat_compression';
 
 /**
  * A subagent round's prompt_id is `<session>#<subagent id>#<round>`, where the
@@ -36,7 +42,7 @@ const PROVIDER_BY_AUTH: Readonly<Record<string, string>> = {
   openai: 'openai',
 };
 
-function apiResponse(record: LogRecord): Outcome {
+function apiResponse(record: LogRecord, context: MappingContext): Outcome {
   const a = record.attributes;
   const total = count(a, 'input_token_count');
   if (total === undefined) throw new MappingError('input_token_count: required');
@@ -57,10 +63,11 @@ function apiResponse(record: LogRecord): Outcome {
   // output_token_count already includes reasoning tokens for OpenAI-compatible
   // providers, so thoughts_token_count is not added.
   const tokens = inclusive(total, { read: count(a, 'cached_content_token_count'), output: count(a, 'output_token_count') });
+  noteSessionModel(context, sessionId, call.agentId, model);
   return { events: [callEvent(call, {}, tokens)] };
 }
 
-function llmRequest(span: Span): Outcome {
+function llmRequest(span: Span, context: MappingContext): Outcome {
   const a = span.attributes;
   const total = count(a, 'gen_ai.usage.input_tokens');
   // Failed and cancelled calls end their span without usage.
@@ -83,18 +90,23 @@ function llmRequest(span: Span): Outcome {
     write: count(a, 'gen_ai.usage.cache_creation.input_tokens') ?? count(a, 'gen_ai.usage.cache_write.input_tokens'),
     output: count(a, 'gen_ai.usage.output_tokens'),
   });
+  noteSessionModel(context, call.sessionId, call.agentId, call.model);
   return { events: [callEvent(call, {}, tokens)] };
 }
 
 export const qwenCode: Source = {
   name: 'qwen-code',
-  log(record) {
+  log(record, context) {
     const name = eventName(record);
     if (!name.startsWith(PREFIX)) return undefined;
-    return name === 'qwen-code.api_response' ? apiResponse(record) : ignored('unused_event');
+    if (name === 'qwen-code.api_response') return apiResponse(record, context);
+    if (name === CHAT_COMPRESSION) {
+      return compactionMarker(record, context, { source: 'qwen-code', name, sessionId: requireSession(record, record.attributes) });
+    }
+    return ignored('unused_event');
   },
-  span(span) {
+  span(span, context) {
     if (!span.name.startsWith(PREFIX) && serviceName(span) !== 'qwen-code') return undefined;
-    return span.name === 'qwen-code.llm_request' ? llmRequest(span) : ignored('no_usage');
+    return span.name === 'qwen-code.llm_request' ? llmRequest(span, context) : ignored('no_usage');
   },
 };
