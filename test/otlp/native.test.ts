@@ -67,6 +67,13 @@ describe('native source', () => {
     expect(native.log!(record('prompt_cache_break', fields), context)).toBeUndefined();
   });
 
+  it('reads ttftMs, the time to first token, on usage and turn records', () => {
+    const fields = { requestId: 'u1', provider: 'openai', uncachedInputTokens: 10, cacheReadInputTokens: 90, ttftMs: 850 };
+    expect(eventOf(record('prompt_cache.usage', fields))).toEqual(expected({ type: 'usage', ...fields, ts: T0 }));
+    expect(eventOf(record('prompt_cache.usage', fields))).toMatchObject({ ttftMs: 850 });
+    expect(eventOf(record('prompt_cache.turn', { ...base, usage, ttftMs: 1200 }))).toMatchObject({ type: 'turn', ttftMs: 1200 });
+  });
+
   it('hashes raw system text and tool definitions, and never carries attributes that are not fields', () => {
     const toolDefinitions = [{ name: 'read_file', description: 'Read', input_schema: { type: 'object' } }];
     const event = eventOf(
