@@ -18,6 +18,10 @@ const ts = fc.oneof(
   fc.constantFrom('2026-02-31T00:00:00Z', '2026-11-30T10:00:00+02:00', '2026-11-30T10:00:00.123456Z', '2026-11-30 10:00:00Z', 'yesterday'),
 );
 const tokens = mostly(fc.oneof(fc.constant(undefined), fc.nat(), fc.constant('120')), fc.oneof(fc.integer({ min: -3, max: -1 }), fc.double(), fc.constantFrom('-1', '1.5', 'abc', '')));
+const millis = mostly(
+  fc.oneof(fc.constant(undefined), fc.nat(), fc.double({ min: 0, max: 1e6, noNaN: true })),
+  fc.oneof(fc.integer({ min: -3, max: -1 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, '850', null)),
+);
 const tool = mostly(
   fc.record({ name: text(256), schemaHash: text(256) }),
   fc.oneof(
@@ -63,6 +67,7 @@ const event = fc.record(
     cacheWriteInputTokens: tokens,
     cacheWrite1hInputTokens: tokens,
     outputTokens: tokens,
+    ttftMs: millis,
     unknownField: fc.oneof(fc.constant(undefined), fc.string()),
   },
   { requiredKeys: ['requestId', 'sessionId', 'ts', 'provider', 'model'] },
@@ -95,7 +100,7 @@ describe('the plain-event fast path', () => {
 
   it('takes the realistic events clients send', () => {
     const turn = {
-      type: 'turn', requestId: 'req_1', sessionId: 's', agentId: 'main', ts: '2026-11-30T10:00:00Z', endTs: 1796032804000,
+      type: 'turn', requestId: 'req_1', sessionId: 's', agentId: 'main', ts: '2026-11-30T10:00:00Z', endTs: 1796032804000, ttftMs: 850,
       provider: 'anthropic', model: 'claude-sonnet-4-5', systemBlockHashes: ['a', 'b'], tools: [{ name: 'Read', schemaHash: 'x' }],
       cacheControl: { enabled: true, ttl: '5m', scope: 'tools+system+messages', markers: ['system:1@5m'] },
       usage: { input_tokens: 3, cache_read_input_tokens: 40_000 },

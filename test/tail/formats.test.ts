@@ -111,7 +111,12 @@ describe('NDJSON events', () => {
     const events = decodeLines(ndjsonDecoder(), turns('s', 5).text.trimEnd()).events;
     const usage = toCacheEvent({ type: 'usage', requestId: 'u1', provider: 'openai', ts: 5, usage: { prompt_tokens: 10, completion_tokens: 2 } });
     const snapshot = toCacheEvent({ type: 'snapshot', requestId: 'u1', sessionId: 's', ts: 1, model: 'm', system: 'hello', cacheControl: { ttl: '1h' }, expectMiss: 'compaction' });
-    for (const event of [...events, usage.ok ? usage.event : undefined, snapshot.ok ? snapshot.event : undefined]) {
+    // Automatic caching: a read and no write field must not come back as explicit caching (a written 0).
+    const automatic = toCacheEvent({ type: 'usage', requestId: 'u2', provider: 'openai', ttftMs: 850, usage: { prompt_tokens: 5000, prompt_tokens_details: { cached_tokens: 4096 } } });
+    const turn = toCacheEvent({ type: 'turn', requestId: 'u3', sessionId: 's', ts: 1, endTs: 9, ttftMs: 2, provider: 'anthropic', model: 'm', usage: { input_tokens: 3, cache_read_input_tokens: 4096 } });
+    const converted = [usage, snapshot, automatic, turn].map((c) => (c.ok ? c.event : undefined));
+    expect(converted).not.toContain(undefined);
+    for (const event of [...events, ...converted]) {
       const again = toCacheEvent(JSON.parse(JSON.stringify(wireEvent(event!))));
       expect(again).toEqual({ ok: true, event });
     }
