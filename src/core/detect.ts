@@ -80,7 +80,10 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
   const missed = expected - turn.usage.read;
   const baselineMode = modeOf(baseline);
   const found = attribute(baseline, turn, baselineMode === 'explicit');
-  const gapMs = Math.max(0, turn.ts - (baseline.ts + (baseline.ttftMs ?? 0)));
+  // Since the entry was last refreshed, when the baseline started processing (SPEC §4.5); a turn known only
+  // from its usage is placed at its response end, past any time to first token.
+  const refreshed = baseline.ts + (baseline.prefix === undefined ? 0 : (baseline.ttftMs ?? 0));
+  const gapMs = Math.max(0, turn.ts - refreshed);
   const retention = retentionOf(baselineMode, seen.tiers, baseline);
   const gap = causeOfGap(gapMs, retention);
 

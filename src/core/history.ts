@@ -46,7 +46,13 @@ export function compareTurns(a: Pick<Turn, 'ts' | 'requestId'>, b: Pick<Turn, 't
   return a.ts - b.ts || byCodePoint(a.requestId, b.requestId);
 }
 
+/**
+ * When a turn's cache entry became readable: its start plus time to first
+ * token, else its response end. A turn known only from its usage starts, as
+ * far as is known, at its response end: it was readable by then.
+ */
 export function readyAtOf(turn: Turn): number | undefined {
+  if (turn.prefix === undefined) return turn.endTs;
   return turn.ttftMs !== undefined ? turn.ts + turn.ttftMs : turn.endTs;
 }
 

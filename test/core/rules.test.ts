@@ -337,6 +337,15 @@ describe('§4.5 cause: TTL or eviction', () => {
     expect(late).toMatchObject({ reason: 'unknown', cause: 'ttl_expired' });
   });
 
+  it('a turn known only from its usage is placed at its response end: readable then, refreshed then', () => {
+    const usageOnly = (id: string, at: number, u: Usage): CacheEvent => ({ type: 'usage', requestId: id, sessionId: 'sess_A', ts: T0 + at, ttftMs: 3 * SECOND, provider: 'anthropic', usage: u });
+    const result = evaluate([usageOnly('u1', 0, WARM), usageOnly('u2', 6 * MINUTE, usage(0, 49_000))]);
+    // Not 6 min − 3 s: the ttft counts from a start the usage does not give.
+    expect(result.get('u2')!.break).toMatchObject({ previousRequestId: 'u1', gapMs: 6 * MINUTE, cause: 'ttl_expired' });
+    const overlapping = evaluate([usageOnly('u1', 0, WARM), usageOnly('u2', 1, usage(0, 49_000))]);
+    expect(overlapping.get('u2')).toMatchObject({ previousRequestId: 'u1' });
+  });
+
   it('a break explained by a change has no cause', () => {
     const result = evaluate([turn('r1', { usage: WARM }), turn('r2', { at: 10 * MINUTE, model: 'claude-opus-4-5', usage: usage(0, 49_300) })]);
     expect(result.get('r2')!.break).toMatchObject({ reason: 'model_changed', cause: null });
