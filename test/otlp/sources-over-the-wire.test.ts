@@ -23,8 +23,8 @@ interface Case {
   fixture: string;
   /** What the harness sends, one export after another: its log records, then its spans. */
   requests: (telemetry: Telemetry) => Telemetry[];
-  /** Per session: [requestId (a RegExp for derived ids), agentId, state], as the mapping tests expect. */
-  turns: Record<string, [string | RegExp, string, string][]>;
+  /** Per session: [requestId (a RegExp for derived ids), agentId, state (null: no usage)], as the mapping tests expect. */
+  turns: Record<string, [string | RegExp, string, string | null][]>;
   /** The break records, newest first, as far as the mapping tests pin them. */
   breaks: Record<string, unknown>[];
 }
@@ -96,6 +96,50 @@ const CASES: Record<string, Case> = {
         changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'],
       },
     ],
+  },
+  // SPEC §4.9: a compaction lives in the session's compact stream, and makes the next main-stream turn expected.
+  'Claude Code 2.1.332 compaction (query_source compact)': {
+    fixture: 'claude-code/2.1.332-compaction.json',
+    requests: logsThenSpans,
+    turns: {
+      '4d7e2a90-6c1b-4f3e-9a8d-5b2c7e1f0a36': [
+        ['req_011CUcA1mN', 'main', 'cold'],
+        ['req_011CUcB2nP', 'main', 'hit'],
+        ['req_011CUcC3pQ', 'compact', 'hit'],
+        ['req_011CUcD4qR', 'main', 'expected'],
+      ],
+    },
+    breaks: [],
+  },
+  'Qwen Code 0.24.4 chat_compression': {
+    fixture: 'qwen-code/0.24.4-compression.json',
+    requests: logsThenSpans,
+    turns: {
+      'a91c4e2f-3b7d-4c8e-9f1a-6d2b5e8c0f47': [
+        ['chatcmpl-5e0a71c3d2', 'main', 'cold'],
+        ['chatcmpl-5e0a71c3e8', 'main', 'hit'],
+        // The compaction marker: a snapshot with no usage, so no state.
+        [/^qwen-code:[0-9a-f]{16}$/, 'compact', null],
+        ['chatcmpl-5e0a71c3f4', 'main', 'expected'],
+        ['chatcmpl-5e0a71c40b', 'main', 'hit'],
+      ],
+    },
+    breaks: [],
+  },
+  'Gemini CLI 0.61.0 chat_compression': {
+    fixture: 'gemini-cli/0.61.0-compression.json',
+    requests: logsThenSpans,
+    turns: {
+      'c3d5e7f9-2a4b-4c6d-8e0f-1a2b3c4d5e6f': [
+        [GEMINI_ID, 'main', 'cold'],
+        [GEMINI_ID, 'main', 'hit'],
+        [GEMINI_ID, 'utility_compressor', 'cold'],
+        [GEMINI_ID, 'utility_compressor', 'hit'],
+        [GEMINI_ID, 'compact', null],
+        [GEMINI_ID, 'main', 'expected'],
+      ],
+    },
+    breaks: [],
   },
   'OTel GenAI semantic conventions (chat spans and a details event)': {
     fixture: 'genai/semconv-1.41.json',
