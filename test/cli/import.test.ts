@@ -97,7 +97,7 @@ describe('cachebreak import into a database', () => {
     const file = eventsFile(Array.from({ length: 25 }, (_, i) => JSON.stringify({ type: 'usage', requestId: `r${i}` })));
     const result = await cli(['import', '--db', join(tempDir(), 'cb.db'), file]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain(`${file}:20: provider: required`);
+    expect(result.stdout).toContain(`${file}:20: usage: required`);
     expect(result.stdout).not.toContain(`${file}:21:`);
     expect(result.stdout).toContain('… and 5 more rejected lines');
   });

@@ -134,7 +134,8 @@ const PARTIAL_CASES: PartialCase[] = [
         { ...snapshot, model: undefined },
         { ...snapshot, requestId: undefined },
         { ...snapshot, sessionId: undefined },
-        { ...usage, provider: undefined },
+        // Normalised counts need no provider (SPEC §2); a raw usage object does, to be read by.
+        { type: 'usage', requestId: 'req_x', usage: { input_tokens: 10, cache_read_input_tokens: 0 } },
         { type: 'usage', requestId: 'req_x', provider: 'anthropic' },
       ]),
     answer: {
@@ -144,7 +145,11 @@ const PARTIAL_CASES: PartialCase[] = [
         { index: 0, field: 'model', error: 'events[0].model: required' },
         { index: 1, field: 'requestId', error: 'events[1].requestId: required' },
         { index: 2, field: 'sessionId', error: 'events[2].sessionId: required' },
-        { index: 3, field: 'provider', error: 'events[3].provider: required' },
+        {
+          index: 3,
+          field: 'provider',
+          error: 'events[3].provider: required with a raw usage object (e.g. "anthropic", "openai"); with normalised token fields it may be left out',
+        },
         {
           index: 4,
           field: 'usage',
