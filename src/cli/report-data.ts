@@ -18,7 +18,9 @@ export interface ReportSession {
   turns: number;
   breaks: number;
   cacheRate: number | null;
-  estimatedExtraCostUsd: number;
+  /** Over the breaks with a known price; null when every break is unpriced. */
+  estimatedExtraCostUsd: number | null;
+  unpricedBreaks: number;
 }
 
 export interface Report {
@@ -32,7 +34,10 @@ export interface Report {
   /** Σread / Σ(uncached + read + write); null when no turn reported cache usage. */
   cacheRate: number | null;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
+  /** The sum over breaks with a known price (SPEC §4.10); null when there are breaks and none has one. */
+  estimatedExtraCostUsd: number | null;
+  /** Breaks of models with no known price: counted, not priced at $0. */
+  unpricedBreaks: number;
   tokens: TokenTotals;
   /** Every reason, in prefix order; share of all breaks, null when there are none. */
   breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
@@ -56,6 +61,7 @@ function session(s: SessionSummary): ReportSession {
     breaks: s.breaks,
     cacheRate: s.cacheRate,
     estimatedExtraCostUsd: s.estimatedExtraCostUsd,
+    unpricedBreaks: s.unpricedBreaks,
   };
 }
 
@@ -71,10 +77,10 @@ async function countSessions(store: Store, project: string, range: TimeRange): P
   return total;
 }
 
-/** Sessions without a cache rate, or without extra cost, are not among the worst. */
+/** Sessions without a cache rate, or without a priced extra cost, are not among the worst. */
 async function worst(store: Store, project: string, range: TimeRange, order: SessionOrder): Promise<ReportSession[]> {
   const page = await store.sessions(project, range, {}, { limit: TOP }, order);
-  const counts = order === 'extra_cost' ? (s: SessionSummary) => s.estimatedExtraCostUsd > 0 : (s: SessionSummary) => s.cacheRate !== null;
+  const counts = order === 'extra_cost' ? (s: SessionSummary) => (s.estimatedExtraCostUsd ?? 0) > 0 : (s: SessionSummary) => s.cacheRate !== null;
   return page.items.filter(counts).map(session);
 }
 
@@ -101,7 +107,8 @@ export async function gatherReport(store: Store, database: string, project: stri
     breaks,
     cacheRate: all?.cacheRate ?? null,
     missedCacheReadTokens: all?.missedCacheReadTokens ?? 0,
-    estimatedExtraCostUsd: all?.estimatedExtraCostUsd ?? 0,
+    estimatedExtraCostUsd: all ? all.estimatedExtraCostUsd : 0,
+    unpricedBreaks: all?.unpricedBreaks ?? 0,
     tokens: all?.tokens ?? NO_TOKENS,
     breaksByReason: BREAK_REASONS.map((reason) => {
       const count = reasonCounts.get(reason) ?? 0;

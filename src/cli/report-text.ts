@@ -1,5 +1,6 @@
 // The terminal rendering of a Report: aligned, sections in reading order,
-// cache rates that say "no data" rather than 0%.
+// cache rates that say "no data" rather than 0%, costs that say "unpriced"
+// rather than $0.00.
 import { count, percent, plural, usd } from './format.js';
 import type { Report, ReportSession } from './report-data.js';
 
@@ -10,6 +11,12 @@ function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
   return rows.map(
     (row) => indent + row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
   );
+}
+
+/** SPEC §4.10: the sum over priced breaks, then the count of unpriced ones; an unknown price is never $0.00. */
+export function cost(amount: number | null, unpriced: number): string {
+  if (amount === null) return `unknown (${count(unpriced)} unpriced)`;
+  return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
 }
 
 function scope(report: Report): string {
@@ -25,7 +32,7 @@ function sessionRows(sessions: readonly ReportSession[]): string[] {
       `${percent(s.cacheRate)} cached`,
       plural(s.turns, 'turn'),
       plural(s.breaks, 'break'),
-      usd(s.estimatedExtraCostUsd),
+      cost(s.estimatedExtraCostUsd, s.unpricedBreaks),
     ]),
   );
 }
@@ -47,7 +54,12 @@ export function renderReport(report: Report): string {
         ['Turns', count(report.turns)],
         ['Breaks', count(report.breaks)],
         ['Cache rate', percent(report.cacheRate)],
-        ['Extra cost', `${usd(report.estimatedExtraCostUsd)} (estimated)`],
+        [
+          'Extra cost',
+          report.estimatedExtraCostUsd === null
+            ? cost(null, report.unpricedBreaks)
+            : `${cost(report.estimatedExtraCostUsd, report.unpricedBreaks)} (estimated)`,
+        ],
         ['Missed reads', `${count(report.missedCacheReadTokens)} tokens`],
       ],
       '',

@@ -130,7 +130,21 @@ export interface TokenTotals {
   output: number;
 }
 
-export interface SessionSummary {
+/**
+ * What breaks cost, over rows that sum several of them (SPEC §4.10): an
+ * unknown price is never counted as $0.
+ */
+export interface CostTotals {
+  /**
+   * The sum over the breaks whose model has a known price; null when there
+   * are breaks and none of them has one (there is no basis for a figure).
+   */
+  estimatedExtraCostUsd: number | null;
+  /** Breaks whose model has no known price: not in estimatedExtraCostUsd. */
+  unpricedBreaks: number;
+}
+
+export interface SessionSummary extends CostTotals {
   sessionId: string;
   agentIds: string[];
   firstSeen: number;
@@ -141,7 +155,6 @@ export interface SessionSummary {
   cacheRate: number | null;
   tokens: TokenTotals;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
 }
 
 export interface TurnView {
@@ -181,7 +194,7 @@ export interface StatsQuery extends TimeRange {
   filters: Filters;
 }
 
-export interface StatsRow {
+export interface StatsRow extends CostTotals {
   ts: number;
   /** Tokens the harnesses reported as metrics in this bucket, by kind (no turns behind them). */
   reportedTokens?: Record<string, number>;
@@ -192,7 +205,6 @@ export interface StatsRow {
   cacheRate: number | null;
   tokens: TokenTotals;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
 }
 
 export interface TotalsQuery extends TimeRange {
@@ -202,12 +214,11 @@ export interface TotalsQuery extends TimeRange {
 
 export type TotalsRow = Omit<StatsRow, 'ts' | 'reportedTokens'>;
 
-export interface BreakCauseRow {
+export interface BreakCauseRow extends CostTotals {
   reason: BreakReason;
   cause: BreakCause | null;
   breaks: number;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
 }
 
 export interface PruneOptions {

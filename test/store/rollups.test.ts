@@ -12,7 +12,7 @@ const GROUPINGS: (GroupBy | undefined)[] = [undefined, 'model', 'provider', 'age
 
 /** The stats a scan of the turns gives, per minute and group. */
 function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
-  const rows = new Map<string, StatsRow & { measured: { uncached: number } }>();
+  const rows = new Map<string, StatsRow & { microUsd: number; measured: { uncached: number } }>();
   for (const t of turns) {
     if (t.state === null || !t.usage) continue;
     const ts = Math.floor(t.ts / 60_000) * 60_000;
@@ -21,7 +21,7 @@ function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
     let row = rows.get(key);
     if (!row) {
       row = {
-        ts, turns: 0, breaks: 0, cacheRate: null, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0,
+        ts, turns: 0, breaks: 0, cacheRate: null, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0, unpricedBreaks: 0, microUsd: 0,
         tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 }, measured: { uncached: 0 },
         ...(group !== undefined ? { group } : {}),
       };
@@ -42,13 +42,15 @@ function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
     if (t.break) {
       row.breaks++;
       row.missedCacheReadTokens += t.break.missedCacheReadTokens;
-      row.estimatedExtraCostUsd += t.break.estimatedExtraCostUsd ?? 0;
+      // SPEC §4.10: priced breaks are summed, unpriced ones counted.
+      if (t.break.estimatedExtraCostUsd === null) row.unpricedBreaks++;
+      else row.microUsd += Math.round(t.break.estimatedExtraCostUsd * 1e6);
     }
   }
-  return [...rows.values()].map(({ measured, ...row }) => ({
+  return [...rows.values()].map(({ microUsd, measured, ...row }) => ({
     ...row,
     cacheRate: cacheRate({ uncached: measured.uncached, read: row.tokens.read, write: row.tokens.write }),
-    estimatedExtraCostUsd: Math.round(row.estimatedExtraCostUsd * 1e6) / 1e6,
+    estimatedExtraCostUsd: row.breaks > 0 && row.unpricedBreaks === row.breaks ? null : microUsd / 1e6,
   }));
 }
 
@@ -69,7 +71,7 @@ describe('rollups', () => {
         for (const groupBy of GROUPINGS) {
           const stats = await store.stats('default', { intervalMs: 60_000, filters: {}, ...(groupBy ? { groupBy } : {}) });
           const expected = sortRows(scan(turns, groupBy));
-          const got = sortRows(stats).map((r) => ({ ...r, estimatedExtraCostUsd: Math.round(r.estimatedExtraCostUsd * 1e6) / 1e6 }));
+          const got = sortRows(stats);
           expect(got.map(({ cacheRate: _c, ...r }) => r)).toEqual(expected.map(({ cacheRate: _c, ...r }) => r));
           got.forEach((row, i) => (row.cacheRate === null ? expect(expected[i]!.cacheRate).toBeNull() : expect(row.cacheRate).toBeCloseTo(expected[i]!.cacheRate!, 12)));
         }

@@ -59,7 +59,8 @@ export const ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/sessions',
-    summary: 'Sessions active in the range, most recent first, each with its totals: turns, breaks, cache rate, tokens, estimated extra cost',
+    summary:
+      'Sessions active in the range, most recent first, each with its totals: turns, breaks, cacheRate, tokens, missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price)',
     params: {
       ...RANGE,
       sessionId: FILTERS.sessionId,
@@ -76,7 +77,8 @@ export const ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/stats',
-    summary: 'Cache rate (writes counted), token sums, turns, breaks and extra cost per time bucket',
+    summary:
+      'Per time bucket: turns, breaks, cacheRate (writes counted), tokens, missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price).',
     params: {
       ...RANGE,
       interval: 'bucket width: 1m, 5m, 1h, 1d… (default 1h); default range: the last 24 h',

@@ -11,6 +11,7 @@ import {
   InvalidQueryError,
   type ApiKey,
   type BreakCauseRow,
+  type CostTotals,
   type IngestBatch,
   type Filters,
   type ChangedTool,
@@ -54,6 +55,17 @@ const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`
 
 function tokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): TokenTotals {
   return { uncached: s.uncached + s.unmeasuredInput, read: s.read, write: s.write, write1h: s.write1h, output: s.output };
+}
+
+/**
+ * SPEC §4.10: the sum over priced breaks and the count of unpriced ones; no
+ * figure at all when every break of the row is unpriced.
+ */
+function costOf(breaks: number, microUsd: number, unpriced: number): CostTotals {
+  return {
+    estimatedExtraCostUsd: breaks > 0 && unpriced >= breaks ? null : microUsd / 1_000_000,
+    unpricedBreaks: unpriced,
+  };
 }
 
 export class SqliteStore implements Store {
@@ -215,7 +227,7 @@ export class SqliteStore implements Store {
         cacheRate: cacheRate(r),
         tokens: tokensOf(r),
         missedCacheReadTokens: r.missed,
-        estimatedExtraCostUsd: r.extraCostMicroUsd / 1_000_000,
+        ...costOf(r.breaks, r.extraCostMicroUsd, r.unpriced),
       }),
     );
     const last = rows[page.limit - 1];
@@ -258,6 +270,7 @@ export class SqliteStore implements Store {
         output: s.output,
         missed: s.missed,
         extraCostMicroUsd: s.extraCostMicroUsd,
+        unpriced: s.unpriced,
       })
       .from(s)
       .where(allOf(conditions))
@@ -312,6 +325,7 @@ export class SqliteStore implements Store {
         output: sumOf(s.output),
         missed: sumOf(s.missed),
         extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
+        unpriced: sumOf(s.unpriced),
       })
       .from(s)
       .where(allOf(conditions))
@@ -394,7 +408,6 @@ export class SqliteStore implements Store {
       }),
     ];
   }
-
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
     const projectId = this.dictionary.existingProject(project);
@@ -492,6 +505,7 @@ export class SqliteStore implements Store {
       output: sumOf(r.output),
       missed: sumOf(r.missed),
       extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+      unpriced: sumOf(r.unpriced),
     };
     const select = this.opened.db
       .select(selection)
@@ -508,7 +522,7 @@ export class SqliteStore implements Store {
         cacheRate: cacheRate(row),
         tokens: tokensOf(row),
         missedCacheReadTokens: row.missed,
-        estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+        ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
       };
       if (grouped) {
         out.group =
@@ -543,6 +557,7 @@ export class SqliteStore implements Store {
         output: sumOf(r.output),
         missed: sumOf(r.missed),
         extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+        unpriced: sumOf(r.unpriced),
       })
       .from(r)
       .where(
@@ -568,7 +583,7 @@ export class SqliteStore implements Store {
           cacheRate: cacheRate(row),
           tokens: tokensOf(row),
           missedCacheReadTokens: row.missed,
-          estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+          ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
         };
         if (query.groupBy) {
           out.group = query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
@@ -580,7 +595,7 @@ export class SqliteStore implements Store {
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return [];
-    let rows: { reason: string; cause: string; breaks: number; missed: number; microUsd: number }[];
+    let rows: { reason: string; cause: string; breaks: number; missed: number; microUsd: number; unpriced: number }[];
     if (filters.sessionId) {
       // One session's breaks are few enough to read themselves; summed as the rollups sum them.
       const b = breaksTable;
@@ -592,6 +607,7 @@ export class SqliteStore implements Store {
           breaks: sql<number>`count(*)`,
           missed: sql<number>`coalesce(sum(${b.missed}), 0)`,
           microUsd: sql<number>`coalesce(sum(CAST(round(coalesce(${b.extraCostUsd}, 0) * 1000000) AS INTEGER)), 0)`,
+          unpriced: sql<number>`coalesce(sum(${b.extraCostUsd} IS NULL), 0)`,
         })
         .from(b)
         .where(allOf(this.breakConditions(projectId, range, filters)))
@@ -601,7 +617,14 @@ export class SqliteStore implements Store {
       const r = breakCauseRollups;
       const breaks = sql<number>`sum(${r.breaks})`;
       rows = this.opened.db
-        .select({ reason: r.reason, cause: r.cause, breaks, missed: sql<number>`sum(${r.missed})`, microUsd: sql<number>`sum(${r.extraCostMicroUsd})` })
+        .select({
+          reason: r.reason,
+          cause: r.cause,
+          breaks,
+          missed: sql<number>`sum(${r.missed})`,
+          microUsd: sql<number>`sum(${r.extraCostMicroUsd})`,
+          unpriced: sql<number>`sum(${r.unpriced})`,
+        })
         .from(r)
         .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
         .groupBy(r.reason, r.cause)
@@ -614,11 +637,10 @@ export class SqliteStore implements Store {
         cause: row.cause === '' ? null : (row.cause as BreakCause),
         breaks: row.breaks,
         missedCacheReadTokens: row.missed,
-        estimatedExtraCostUsd: row.microUsd / 1_000_000,
+        ...costOf(row.breaks, row.microUsd, row.unpriced),
       }))
       .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
   }
-
 
   /**
    * Adds the tokens harnesses reported as metrics to the buckets (creating a
@@ -651,6 +673,7 @@ export class SqliteStore implements Store {
           tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 },
           missedCacheReadTokens: 0,
           estimatedExtraCostUsd: 0,
+          unpricedBreaks: 0,
           ...(group !== undefined ? { group } : {}),
         };
         byKey.set(key, row);

@@ -6,13 +6,21 @@ import { filterDocs, RANGE, type GrafanaQuery } from '../query.js';
 export const summaryQuery: GrafanaQuery = {
   name: 'summary',
   summary:
-    'One row over the whole range: {turns, breaks, cacheRate, uncached, read, write, output, missedCacheReadTokens, estimatedExtraCostUsd}; cacheRate null when nothing reported cache usage',
+    'One row over the whole range: {turns, breaks, cacheRate, uncached, read, write, output, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks}; cacheRate null when nothing reported cache usage; estimatedExtraCostUsd sums the breaks with a known price, null when every break is unpriced; unpricedBreaks: breaks of models with no known price',
   params: { ...RANGE, ...filterDocs('model', 'provider', 'agentId') },
   async run({ store, project, now }, params) {
     const range = rangeParam(params, now);
     const filters = filtersParam(params, ['model', 'provider', 'agentId']);
     const [total] = await store.totals(project, { ...range, filters });
-    const t = total ?? { turns: 0, breaks: 0, cacheRate: null, tokens: { uncached: 0, read: 0, write: 0, output: 0 }, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0 };
+    const t = total ?? {
+      turns: 0,
+      breaks: 0,
+      cacheRate: null,
+      tokens: { uncached: 0, read: 0, write: 0, output: 0 },
+      missedCacheReadTokens: 0,
+      estimatedExtraCostUsd: 0,
+      unpricedBreaks: 0,
+    };
     return frame(
       'table',
       [
@@ -25,8 +33,22 @@ export const summaryQuery: GrafanaQuery = {
         ['output', 'number'],
         ['missedCacheReadTokens', 'number'],
         ['estimatedExtraCostUsd', 'number'],
+        ['unpricedBreaks', 'number'],
       ],
-      [[t.turns, t.breaks, t.cacheRate, t.tokens.uncached, t.tokens.read, t.tokens.write, t.tokens.output, t.missedCacheReadTokens, t.estimatedExtraCostUsd]],
+      [
+        [
+          t.turns,
+          t.breaks,
+          t.cacheRate,
+          t.tokens.uncached,
+          t.tokens.read,
+          t.tokens.write,
+          t.tokens.output,
+          t.missedCacheReadTokens,
+          t.estimatedExtraCostUsd,
+          t.unpricedBreaks,
+        ],
+      ],
     );
   },
 };
