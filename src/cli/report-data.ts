@@ -31,14 +31,17 @@ export interface Report {
   sessions: number;
   turns: number;
   breaks: number;
-  /** Σread / Σ(uncached + read + write); null when no turn reported cache usage. */
+  /** Σread / Σ(uncached + read + write) of `tokens`; null when no turn reported cache usage. */
   cacheRate: number | null;
   missedCacheReadTokens: number;
   /** The sum over breaks with a known price (SPEC §4.10); null when there are breaks and none has one. */
   estimatedExtraCostUsd: number | null;
   /** Breaks of models with no known price: counted, not priced at $0. */
   unpricedBreaks: number;
+  /** uncached, read and write of the turns that reported cache usage: the cache rate's own figures (SPEC §5). */
   tokens: TokenTotals;
+  /** Input of turns whose usage reported no cache field, outside the cache rate. */
+  unreportedInputTokens: number;
   /** Every reason, in prefix order; share of all breaks, null when there are none. */
   breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
   topChangedTools: { name: string; breaks: number }[];
@@ -110,6 +113,7 @@ export async function gatherReport(store: Store, database: string, project: stri
     estimatedExtraCostUsd: all ? all.estimatedExtraCostUsd : 0,
     unpricedBreaks: all?.unpricedBreaks ?? 0,
     tokens: all?.tokens ?? NO_TOKENS,
+    unreportedInputTokens: all?.unreportedInputTokens ?? 0,
     breaksByReason: BREAK_REASONS.map((reason) => {
       const count = reasonCounts.get(reason) ?? 0;
       return { reason, breaks: count, share: breaks > 0 ? count / breaks : null };

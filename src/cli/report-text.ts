@@ -64,7 +64,7 @@ export function renderReport(report: Report): string {
       ],
       '',
     ),
-    '  (cache rate = read / (uncached + read + write): cache writes count as input)',
+    '  (cache rate = read / (uncached + read + write) of the tokens below: cache writes count as input)',
     '',
     'Tokens',
     ...table([
@@ -73,8 +73,13 @@ export function renderReport(report: Report): string {
       ['cache write', count(t.write)],
       ['  of which 1h', count(t.write1h)],
       ['output', count(t.output)],
+      // Apart from the rate's own figures, so that those reproduce it (SPEC §5).
+      ...(report.unreportedInputTokens > 0 ? [['input, cache not reported', count(report.unreportedInputTokens)]] : []),
     ]),
   );
+  if (report.unreportedInputTokens > 0) {
+    lines.push('  (input of turns whose usage carried no cache field: not in the cache rate)');
+  }
   const reasons = report.breaksByReason.filter((r) => r.breaks > 0).sort((a, b) => b.breaks - a.breaks);
   if (reasons.length > 0) {
     lines.push('', 'Breaks by reason', ...table(reasons.map((r) => [r.reason, count(r.breaks), percent(r.share)])));

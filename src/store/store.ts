@@ -122,6 +122,13 @@ export interface WriteResult {
   externalBreaks?: { project: string; record: ExternalBreak }[];
 }
 
+/**
+ * Token sums. Beside a cache rate (sessions, stats, totals), uncached, read
+ * and write are the rate's own population (SPEC §5), `uncached + read +
+ * write` its denominator: turns whose usage reported no cache field are left
+ * out (their input is served apart, as `unreportedInputTokens`); output
+ * counts every turn.
+ */
 export interface TokenTotals {
   uncached: number;
   read: number;
@@ -144,7 +151,15 @@ export interface CostTotals {
   unpricedBreaks: number;
 }
 
-export interface SessionSummary extends CostTotals {
+/** Token sums beside a cache rate, and the input the rate leaves out (SPEC §5). */
+export interface RateTokens {
+  /** read / (uncached + read + write) of these is the cache rate. */
+  tokens: TokenTotals;
+  /** Input of turns whose usage reported no cache field (state `unreported`): outside the rate. */
+  unreportedInputTokens: number;
+}
+
+export interface SessionSummary extends CostTotals, RateTokens {
   sessionId: string;
   agentIds: string[];
   firstSeen: number;
@@ -153,7 +168,6 @@ export interface SessionSummary extends CostTotals {
   breaks: number;
   /** null: no turn reported cache usage. */
   cacheRate: number | null;
-  tokens: TokenTotals;
   missedCacheReadTokens: number;
 }
 
@@ -194,7 +208,7 @@ export interface StatsQuery extends TimeRange {
   filters: Filters;
 }
 
-export interface StatsRow extends CostTotals {
+export interface StatsRow extends CostTotals, RateTokens {
   ts: number;
   /** Tokens the harnesses reported as metrics in this bucket, by kind (no turns behind them). */
   reportedTokens?: Record<string, number>;
@@ -203,7 +217,6 @@ export interface StatsRow extends CostTotals {
   turns: number;
   breaks: number;
   cacheRate: number | null;
-  tokens: TokenTotals;
   missedCacheReadTokens: number;
 }
 

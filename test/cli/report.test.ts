@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import type { Report } from '../../src/cli/report-data.js';
-import { mixedWorkload, PRICED_COST_USD } from '../e2e/mixed-workload.js';
+import { mixedWorkload, PRICED_COST_USD, UNREPORTED_INPUT } from '../e2e/mixed-workload.js';
 import { tempDir } from '../helpers.js';
 import { cli, NOW } from './run.js';
 
@@ -52,6 +52,7 @@ describe('cachebreak report', () => {
       'estimatedExtraCostUsd',
       'unpricedBreaks',
       'tokens',
+      'unreportedInputTokens',
       'breaksByReason',
       'topChangedTools',
       'worstSessions',
@@ -105,9 +106,12 @@ describe('cachebreak report', () => {
     expect(stdout).toMatch(/^Extra cost +\$0\.17 \+ 2 unpriced \(estimated\)$/m);
     expect(stdout).toMatch(/Worst sessions by extra cost\n  sess_priced +\d+\.\d% cached +5 turns +1 break +\$0\.17\n\n?/);
     expect(stdout).not.toMatch(/\$0\.00\b/);
+    // The rate's own figures, and the input it leaves out apart.
+    expect(stdout).toMatch(/^  input, cache not reported +12,000$/m);
 
     const report = JSON.parse((await cli(['report', '--db', db, '--json'])).stdout) as Report;
-    expect(report).toMatchObject({ breaks: 3, estimatedExtraCostUsd: PRICED_COST_USD, unpricedBreaks: 2 });
+    expect(report).toMatchObject({ breaks: 3, estimatedExtraCostUsd: PRICED_COST_USD, unpricedBreaks: 2, unreportedInputTokens: UNREPORTED_INPUT });
+    expect(report.cacheRate).toBe(report.tokens.read / (report.tokens.uncached + report.tokens.read + report.tokens.write));
     // Sessions whose breaks all lack a price have no cost to rank by.
     expect(report.worstSessions.byExtraCost.map((s) => [s.sessionId, s.estimatedExtraCostUsd, s.unpricedBreaks])).toEqual([['sess_priced', PRICED_COST_USD, 0]]);
     expect(report.worstSessions.byCacheRate.find((s) => s.sessionId === 'sess_unpriced')).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2 });
@@ -119,6 +123,7 @@ describe('cachebreak report', () => {
     const text = (await cli(['report', '--db', onlyUnpriced])).stdout;
     expect(text).toMatch(/^Extra cost +unknown \(2 unpriced\)$/m);
     expect(text).not.toContain('$');
+    expect(text).not.toContain('cache not reported');
     expect(JSON.parse((await cli(['report', '--db', onlyUnpriced, '--json'])).stdout)).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2 });
   });
 

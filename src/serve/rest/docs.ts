@@ -60,7 +60,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/sessions',
     summary:
-      'Sessions active in the range, most recent first, each with its totals: turns, breaks, cacheRate, tokens, missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price)',
+      'Sessions active in the range, most recent first, each with its totals: turns, breaks, cacheRate, tokens (uncached, read, write and write1h of the turns that reported cache usage, so that read / (uncached + read + write) is cacheRate; output of every turn), unreportedInputTokens (input of turns that reported no cache field, outside the rate), missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price)',
     params: {
       ...RANGE,
       sessionId: FILTERS.sessionId,
@@ -78,7 +78,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/stats',
     summary:
-      'Per time bucket: turns, breaks, cacheRate (writes counted), tokens, missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price).',
+      'Per time bucket: turns, breaks, cacheRate (writes counted), tokens (uncached, read, write and write1h of the turns that reported cache usage, so that read / (uncached + read + write) is cacheRate; output of every turn), unreportedInputTokens (input of turns that reported no cache field, outside the rate), missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price).',
     params: {
       ...RANGE,
       interval: 'bucket width: 1m, 5m, 1h, 1d… (default 1h); default range: the last 24 h',

@@ -28,8 +28,8 @@ import {
   type ExternalBreak,
   type ExternalBreakFilters,
   type TailCheckpoint,
+  type RateTokens,
   type TimeRange,
-  type TokenTotals,
   type TotalsQuery,
   type TotalsRow,
   type TurnView,
@@ -53,8 +53,15 @@ const REEVALUATION_STEP_TURNS = 20_000;
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
 
-function tokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): TokenTotals {
-  return { uncached: s.uncached + s.unmeasuredInput, read: s.read, write: s.write, write1h: s.write1h, output: s.output };
+/**
+ * The tokens of measured turns, from which the cache rate is computed (SPEC
+ * §5), and apart from them the input of turns that reported no cache field.
+ */
+function rateTokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): RateTokens {
+  return {
+    tokens: { uncached: s.uncached, read: s.read, write: s.write, write1h: s.write1h, output: s.output },
+    unreportedInputTokens: s.unmeasuredInput,
+  };
 }
 
 /**
@@ -225,7 +232,7 @@ export class SqliteStore implements Store {
         turns: r.turns,
         breaks: r.breaks,
         cacheRate: cacheRate(r),
-        tokens: tokensOf(r),
+        ...rateTokensOf(r),
         missedCacheReadTokens: r.missed,
         ...costOf(r.breaks, r.extraCostMicroUsd, r.unpriced),
       }),
@@ -520,7 +527,7 @@ export class SqliteStore implements Store {
         turns: row.turns,
         breaks: row.breaks,
         cacheRate: cacheRate(row),
-        tokens: tokensOf(row),
+        ...rateTokensOf(row),
         missedCacheReadTokens: row.missed,
         ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
       };
@@ -581,7 +588,7 @@ export class SqliteStore implements Store {
           turns: row.turns,
           breaks: row.breaks,
           cacheRate: cacheRate(row),
-          tokens: tokensOf(row),
+          ...rateTokensOf(row),
           missedCacheReadTokens: row.missed,
           ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
         };
@@ -671,6 +678,7 @@ export class SqliteStore implements Store {
           breaks: 0,
           cacheRate: null,
           tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 },
+          unreportedInputTokens: 0,
           missedCacheReadTokens: 0,
           estimatedExtraCostUsd: 0,
           unpricedBreaks: 0,

@@ -10,7 +10,7 @@ const ORDERS: readonly SessionOrder[] = ['worst_cache_rate', 'extra_cost', 'rece
 export const sessionsQuery: GrafanaQuery = {
   name: 'sessions',
   summary:
-    'Sessions seen in the range: {sessionId, agentIds ("main, task-1"), firstSeen, lastSeen, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks, uncached, read, write, output}; estimatedExtraCostUsd sums the breaks with a known price (null when every one is unpriced), unpricedBreaks counts the others',
+    'Sessions seen in the range: {sessionId, agentIds ("main, task-1"), firstSeen, lastSeen, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks, uncached, read, write, output, unreportedInputTokens}; cacheRate = read / (uncached + read + write); unreportedInputTokens: input of turns that reported no cache field, outside the rate; estimatedExtraCostUsd sums the breaks with a known price (null when every one is unpriced), unpricedBreaks counts the others',
   params: {
     ...RANGE,
     order: { doc: 'worst_cache_rate (default), extra_cost or recent', choices: ORDERS },
@@ -38,6 +38,7 @@ export const sessionsQuery: GrafanaQuery = {
       s.tokens.read,
       s.tokens.write,
       s.tokens.output,
+      s.unreportedInputTokens,
     ]);
     return frame(
       'table',
@@ -56,6 +57,7 @@ export const sessionsQuery: GrafanaQuery = {
         ['read', 'number'],
         ['write', 'number'],
         ['output', 'number'],
+        ['unreportedInputTokens', 'number'],
       ],
       rows,
     );
