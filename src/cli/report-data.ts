@@ -42,6 +42,8 @@ export interface Report {
   tokens: TokenTotals;
   /** Input of turns whose usage reported no cache field, outside the cache rate. */
   unreportedInputTokens: number;
+  /** Usage records still waiting for the snapshot or session that places them (SPEC §4.11), now. */
+  waitingUsage: number;
   /** Every reason, in prefix order; share of all breaks, null when there are none. */
   breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
   topChangedTools: { name: string; breaks: number }[];
@@ -89,13 +91,14 @@ async function worst(store: Store, project: string, range: TimeRange, order: Ses
 
 export async function gatherReport(store: Store, database: string, project: string, range: TimeRange): Promise<Report> {
   const query = { ...range, intervalMs: ONE_BUCKET_MS, filters: {} };
-  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost] = await Promise.all([
+  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting]] = await Promise.all([
     store.stats(project, query),
     store.stats(project, { ...query, groupBy: 'reason' }),
     countSessions(store, project, range),
     store.changedTools(project, range, {}, TOP),
     worst(store, project, range, 'worst_cache_rate'),
     worst(store, project, range, 'extra_cost'),
+    store.waitingUsage(project),
   ]);
   const all: StatsRow | undefined = overall[0];
   const breaks = all?.breaks ?? 0;
@@ -114,6 +117,7 @@ export async function gatherReport(store: Store, database: string, project: stri
     unpricedBreaks: all?.unpricedBreaks ?? 0,
     tokens: all?.tokens ?? NO_TOKENS,
     unreportedInputTokens: all?.unreportedInputTokens ?? 0,
+    waitingUsage: waiting?.waiting ?? 0,
     breaksByReason: BREAK_REASONS.map((reason) => {
       const count = reasonCounts.get(reason) ?? 0;
       return { reason, breaks: count, share: breaks > 0 ? count / breaks : null };

@@ -80,6 +80,13 @@ export function renderReport(report: Report): string {
   if (report.unreportedInputTokens > 0) {
     lines.push('  (input of turns whose usage carried no cache field: not in the cache rate)');
   }
+  if (report.waitingUsage > 0) {
+    const one = report.waitingUsage === 1;
+    lines.push(
+      '',
+      `${plural(report.waitingUsage, 'usage record')} ${one ? 'waits for its' : 'wait for their'} snapshot or session: in no figure above until ${one ? 'it joins' : 'they join'}`,
+    );
+  }
   const reasons = report.breaksByReason.filter((r) => r.breaks > 0).sort((a, b) => b.breaks - a.breaks);
   if (reasons.length > 0) {
     lines.push('', 'Breaks by reason', ...table(reasons.map((r) => [r.reason, count(r.breaks), percent(r.share)])));

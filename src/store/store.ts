@@ -234,6 +234,13 @@ export interface BreakCauseRow extends CostTotals {
   missedCacheReadTokens: number;
 }
 
+/** Usage records that no stream holds yet: no snapshot or session named where they belong (SPEC §4.11). */
+export interface WaitingUsage {
+  project: string;
+  /** Stored and counted, out of every other figure, until they join a turn or retention deletes them. */
+  waiting: number;
+}
+
 export interface PruneOptions {
   /** Delete turns (and their breaks) that started before this time. */
   turnsBefore?: number;
@@ -287,6 +294,12 @@ export interface Store {
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
   /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
+  /**
+   * Usage records waiting for the snapshot or session that places them, now
+   * (not over a range): for `project` alone (one row, 0 included), or for
+   * every project stored when it is undefined.
+   */
+  waitingUsage(project?: string): Promise<WaitingUsage[]>;
   /** Stores a key by its hash (the key itself is never stored). */
   createKey(key: { project: string; hash: string; prefix: string; scopes: Scope[]; name: string | null; createdMs: number }): Promise<ApiKey>;
   /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */

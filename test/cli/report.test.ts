@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import type { Report } from '../../src/cli/report-data.js';
-import { mixedWorkload, PRICED_COST_USD, UNREPORTED_INPUT } from '../e2e/mixed-workload.js';
+import { mixedWorkload, PRICED_COST_USD, UNREPORTED_INPUT, WAITING_USAGE } from '../e2e/mixed-workload.js';
 import { tempDir } from '../helpers.js';
 import { cli, NOW } from './run.js';
 
@@ -53,6 +53,7 @@ describe('cachebreak report', () => {
       'unpricedBreaks',
       'tokens',
       'unreportedInputTokens',
+      'waitingUsage',
       'breaksByReason',
       'topChangedTools',
       'worstSessions',
@@ -101,16 +102,17 @@ describe('cachebreak report', () => {
     const db = join(tempDir(), 'cb.db');
     const events = mixedWorkload(NOW - 3_600_000);
     const ndjson = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join('\n');
-    expect((await cli(['import', '--db', db, '-'], { stdin: ndjson(events) })).code).toBe(0);
+    expect((await cli(['import', '--db', db, '-'], { stdin: ndjson([...events, WAITING_USAGE]) })).code).toBe(0);
     const { stdout } = await cli(['report', '--db', db]);
     expect(stdout).toMatch(/^Extra cost +\$0\.17 \+ 2 unpriced \(estimated\)$/m);
     expect(stdout).toMatch(/Worst sessions by extra cost\n  sess_priced +\d+\.\d% cached +5 turns +1 break +\$0\.17\n\n?/);
     expect(stdout).not.toMatch(/\$0\.00\b/);
     // The rate's own figures, and the input it leaves out apart.
     expect(stdout).toMatch(/^  input, cache not reported +12,000$/m);
+    expect(stdout).toContain('\n1 usage record waits for its snapshot or session: in no figure above until it joins\n');
 
     const report = JSON.parse((await cli(['report', '--db', db, '--json'])).stdout) as Report;
-    expect(report).toMatchObject({ breaks: 3, estimatedExtraCostUsd: PRICED_COST_USD, unpricedBreaks: 2, unreportedInputTokens: UNREPORTED_INPUT });
+    expect(report).toMatchObject({ breaks: 3, estimatedExtraCostUsd: PRICED_COST_USD, unpricedBreaks: 2, unreportedInputTokens: UNREPORTED_INPUT, waitingUsage: 1 });
     expect(report.cacheRate).toBe(report.tokens.read / (report.tokens.uncached + report.tokens.read + report.tokens.write));
     // Sessions whose breaks all lack a price have no cost to rank by.
     expect(report.worstSessions.byExtraCost.map((s) => [s.sessionId, s.estimatedExtraCostUsd, s.unpricedBreaks])).toEqual([['sess_priced', PRICED_COST_USD, 0]]);
@@ -124,7 +126,8 @@ describe('cachebreak report', () => {
     expect(text).toMatch(/^Extra cost +unknown \(2 unpriced\)$/m);
     expect(text).not.toContain('$');
     expect(text).not.toContain('cache not reported');
-    expect(JSON.parse((await cli(['report', '--db', onlyUnpriced, '--json'])).stdout)).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2 });
+    expect(text).not.toContain('waiting');
+    expect(JSON.parse((await cli(['report', '--db', onlyUnpriced, '--json'])).stdout)).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2, waitingUsage: 0 });
   });
 
   it('exits 1 without creating anything when there is no database', async () => {

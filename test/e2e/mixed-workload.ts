@@ -1,8 +1,9 @@
 // A workload whose aggregates cannot hide what they leave out: a break with
 // a known price beside breaks of a model with none (SPEC §4.10), turns that
 // reported cache usage beside turns that reported no cache field, in the same
-// session and minute (SPEC §5). Times are relative to `t0`, so that a real
-// server's default range (the last 24 h) holds them.
+// session and minute (SPEC §5), and a usage record that names no session
+// (SPEC §4.11). Times are relative to `t0`, so that a real server's default
+// range (the last 24 h) holds them.
 import { hashString } from '../../src/core/hash.js';
 import { SEED_TOOLS, toWire, tools, turn, usage } from '../core/scenario.js';
 
@@ -48,4 +49,12 @@ export function mixedWorkload(t0: number): Wire[] {
       turn('u3', { sessionId: 'sess_unpriced', model: UNPRICED_MODEL, ...at(20_000), systemBlockHashes: [hashString('billing'), hashString('v3')], usage: usage(0, 30_000) }),
     ].map(toWire),
   ];
+}
+
+/** A usage record naming no session: it waits for its snapshot. */
+export const WAITING_USAGE: Wire = { type: 'usage', requestId: 'w1', uncachedInputTokens: 10, cacheReadInputTokens: 0 };
+
+/** The snapshot that places WAITING_USAGE. */
+export function waitingSnapshot(t0: number): Wire {
+  return { type: 'snapshot', requestId: 'w1', sessionId: 'sess_waiting', ts: new Date(t0 + 30_000).toISOString(), model: 'claude-sonnet-4-5' };
 }

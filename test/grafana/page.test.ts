@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { tempDir } from '../helpers.js';
-import { mixedWorkload } from '../e2e/mixed-workload.js';
+import { mixedWorkload, WAITING_USAGE } from '../e2e/mixed-workload.js';
 import { NOW, testApp } from '../serve/harness.js';
 import { demoApp } from './demo.js';
 
@@ -90,7 +90,7 @@ describe('GET /', () => {
   it('shows what breaks cost as the sum over priced breaks and the count of unpriced ones, never $0 for an unknown price', async () => {
     const { app, post } = testApp();
     const events = mixedWorkload(NOW - 3_600_000);
-    expect(await (await post({ events })).json()).toMatchObject({ accepted: events.length });
+    expect(await (await post({ events: [...events, WAITING_USAGE] })).json()).toMatchObject({ accepted: events.length + 1 });
     // Only unpriced breaks: no basis for a figure.
     const unpriced = testApp();
     await unpriced.post({ events: events.filter((e) => e.sessionId === 'sess_unpriced') });
@@ -107,10 +107,12 @@ describe('GET /', () => {
       // Each unpriced break in the latest breaks.
       expect(page.match(/<td class="n">unknown price<\/td><\/tr>/g)).toHaveLength(2);
       expect(page).not.toMatch(/\$0\.0+\b/);
+      expect(page).toContain('<p class="muted waiting">1 usage record waits for its snapshot or session: in no figure here until it joins.</p>');
 
       const none = await pageOf(other);
       expect(none).toContain('<span class="value">unknown <small>(2 unpriced)</small></span><span class="label">estimated extra cost</span>');
       expect(none).not.toMatch(/\$0\.0+\b/);
+      expect(none).not.toContain('usage record');
     } finally {
       server.close();
       other.close();

@@ -14,6 +14,8 @@ export interface PageData {
   reasons: Row[];
   breaks: Row[];
   tools: Row[];
+  /** Usage records waiting for their snapshot or session (SPEC §4.11): in no figure yet. */
+  waitingUsage: number;
 }
 
 const n = (cell: Cell | undefined) => Number(cell ?? 0);
@@ -26,6 +28,13 @@ function costValue(s: Row): Html {
   const text = rowCost(s);
   const space = text.indexOf(' ');
   return space < 0 ? html`${text}` : html`${text.slice(0, space)} <small>${text.slice(space + 1)}</small>`;
+}
+
+/** SPEC §4.11: usage that has not found its snapshot or session is counted, not lost. */
+function waiting(n: number): string {
+  return n === 1
+    ? '1 usage record waits for its snapshot or session: in no figure here until it joins.'
+    : `${count(n)} usage records wait for their snapshot or session: in no figure here until they join.`;
 }
 
 function numbers(s: Row): Html {
@@ -69,6 +78,11 @@ export function render(data: PageData): Html {
 <body>
 <header><h1>cachebreak</h1><p>Prompt cache breaks in project <strong>${data.project}</strong>, ${utc(data.from)} to ${utc(data.to)}</p></header>
 ${numbers(data.summary)}
+${
+  data.waitingUsage > 0
+    ? html`<p class="muted waiting">${waiting(data.waitingUsage)}</p>`
+    : ''
+}
 ${
   empty
     ? html`<p>No turns in the last 24 hours. Send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>`

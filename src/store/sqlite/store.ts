@@ -33,6 +33,7 @@ import {
   type TotalsQuery,
   type TotalsRow,
   type TurnView,
+  type WaitingUsage,
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
@@ -647,6 +648,31 @@ export class SqliteStore implements Store {
         ...costOf(row.breaks, row.microUsd, row.unpriced),
       }))
       .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
+  }
+
+  async waitingUsage(project?: string): Promise<WaitingUsage[]> {
+    // A usage that names no session is stored with no stream (the writer's
+    // "turns that no stream holds yet"): a range of turns_stream_ts, and few
+    // rows, since they join their turn or retention deletes them.
+    const sqlite = this.opened.sqlite;
+    if (project !== undefined) {
+      const projectId = this.dictionary.existingProject(project);
+      if (projectId === undefined) return [{ project, waiting: 0 }];
+      const row = sqlite
+        .prepare<[number], { waiting: number }>('SELECT count(*) AS waiting FROM "turns" WHERE stream_id IS NULL AND project_id = ?')
+        .get(projectId)!;
+      return [{ project, waiting: row.waiting }];
+    }
+    const counts = new Map(
+      sqlite
+        .prepare<[], { project_id: number; waiting: number }>('SELECT project_id, count(*) AS waiting FROM "turns" WHERE stream_id IS NULL GROUP BY project_id')
+        .all()
+        .map((r) => [r.project_id, r.waiting]),
+    );
+    return sqlite
+      .prepare<[], { id: number; name: string }>('SELECT id, name FROM projects ORDER BY name')
+      .all()
+      .map((p) => ({ project: p.name, waiting: counts.get(p.id) ?? 0 }));
   }
 
   /**
