@@ -30,11 +30,22 @@ function labelsOf(labels: Record<string, string>): string {
 export function exposition(counters: Counters, project?: string, waiting: readonly WaitingUsage[] = []): string {
   const lines: string[] = [];
   const samples = counters.samples().filter((s) => project === undefined || s.labels.project === project);
-  for (const [key, { name, help }] of Object.entries(COUNTERS) as [CounterName, { name: string; help: string }][]) {
+  for (const [key, counter] of Object.entries(COUNTERS) as [CounterName, { name: string; help: string; zeroWith?: CounterName }][]) {
+    const { name, help } = counter;
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
+    const exposed = new Set<string>();
     for (const sample of samples) {
       if (sample.name !== key) continue;
-      lines.push(`${name}{${labelsOf(sample.labels)}} ${sample.value}`);
+      const labels = labelsOf(sample.labels);
+      exposed.add(labels);
+      lines.push(`${name}{${labels}} ${sample.value}`);
+    }
+    if (counter.zeroWith === undefined) continue;
+    for (const sample of samples) {
+      const labels = labelsOf(sample.labels);
+      if (sample.name !== counter.zeroWith || exposed.has(labels)) continue;
+      exposed.add(labels);
+      lines.push(`${name}{${labels}} 0`);
     }
   }
   const gauge = GAUGES.waiting;

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { realisticBatch, seedSession, splitTurn } from './events.js';
-import { WAITING_USAGE, waitingSnapshot } from './mixed-workload.js';
+import { mixedWorkload, UNPRICED_MODEL, WAITING_USAGE, waitingSnapshot } from './mixed-workload.js';
 import { getJson, postEvents, request, startServer } from './server.js';
 
 /** Runs `promtool check metrics` on an exposition; promtool is required, never skipped. */
@@ -130,5 +130,22 @@ describe('/metrics against a real server', () => {
     // It joined its turn: counted where every turn is.
     const turns = await getJson<{ turns: { requestId: string; usage: { uncached: number } | null }[] }>(server.url, '/v1/sessions/sess_waiting/turns');
     expect(turns.turns.map((t) => [t.requestId, t.usage?.uncached])).toEqual([['w1', 10]]);
+  });
+
+  it('never counts an unknown price as $0: breaks of unpriced models add no cost sample', async () => {
+    const server = await startServer();
+    expect((await postEvents(server.url, mixedWorkload(Date.now() - 3_600_000))).status).toBe(200);
+    const text = await metrics(server.url);
+    expect(promtoolCheck(text)).toEqual({ status: 0, output: '' });
+    expect(text).toContain('# TYPE cachebreak_breaks_unpriced_total counter\n');
+    const got = samples(text);
+    const unpriced = `project="default",model="${UNPRICED_MODEL}",provider="anthropic",reason="system_changed"`;
+    expect(got.get(`cachebreak_breaks_total{${unpriced}}`)).toBe(2);
+    expect(got.get(`cachebreak_missed_cache_read_tokens_total{${unpriced}}`)).toBe(60_000);
+    expect(got.has(`cachebreak_estimated_extra_cost_usd_total{${unpriced}}`)).toBe(false);
+    expect(got.get(`cachebreak_estimated_extra_cost_usd_total{${SONNET},reason="tools_order_changed"}`)).toBeCloseTo(0.168705, 9);
+    // Every series of breaks has its unpriced series, at 0 until an unpriced break counts: increase() sees the first one.
+    expect(got.get(`cachebreak_breaks_unpriced_total{${SONNET},reason="tools_order_changed"}`)).toBe(0);
+    expect(got.has(`cachebreak_breaks_unpriced_total{${unpriced}}`)).toBe(true);
   });
 });
