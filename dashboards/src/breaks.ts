@@ -16,6 +16,8 @@ const FILTERS = filterVariables('model', 'provider', 'agentId', 'reason');
 const SESSION_FILTERS = filterVariables('agentId');
 
 const unit = (value: string) => ({ id: 'unit', value });
+/** An empty cost cell is an unknown price (SPEC §4.10), never $0. */
+const unknownPrice = { id: 'noValue', value: 'unknown price' };
 
 function sessionsTable(title: string, order: 'worst_cache_rate' | 'extra_cost', description: string): Table {
   return new Table()
@@ -30,11 +32,12 @@ function sessionsTable(title: string, order: 'worst_cache_rate' | 'extra_cost', 
         .column('breaks', 'number')
         .column('cacheRate', 'number', 'cache rate')
         .column('estimatedExtraCostUsd', 'number', 'extra cost')
+        .column('unpricedBreaks', 'number', 'unpriced breaks')
         .column('lastSeen', 'timestamp_epoch', 'last seen'),
     )
     .overrideByName('session', [sessionLink])
     .overrideByName('cache rate', [unit('percentunit')])
-    .overrideByName('extra cost', [unit('currencyUSD')])
+    .overrideByName('extra cost', [unit('currencyUSD'), unknownPrice])
     .span(12);
 }
 
@@ -62,7 +65,9 @@ export function breaks(): Dashboard {
       .withPanel(
         new Table()
           .title('Reasons and causes')
-          .description('For breaks where nothing changed: ttl_expired (the gap outlived the TTL) or likely_server_eviction.')
+          .description(
+            'For breaks where nothing changed: ttl_expired (the gap outlived the TTL) or likely_server_eviction. Extra cost sums the breaks with a known price; unpriced breaks are counted apart.',
+          )
           .datasource(INFINITY)
           .withTarget(
             new InfinityQueryBuilder(endpoint('break-causes', filterVariables('model', 'provider', 'agentId', 'reason')))
@@ -70,9 +75,10 @@ export function breaks(): Dashboard {
               .column('cause', 'string')
               .column('breaks', 'number')
               .column('missedCacheReadTokens', 'number', 'missed cache-read tokens')
-              .column('estimatedExtraCostUsd', 'number', 'extra cost'),
+              .column('estimatedExtraCostUsd', 'number', 'extra cost')
+              .column('unpricedBreaks', 'number', 'unpriced breaks'),
           )
-          .overrideByName('extra cost', [unit('currencyUSD')])
+          .overrideByName('extra cost', [unit('currencyUSD'), unknownPrice])
           .span(8),
       )
       .withPanel(
@@ -123,13 +129,13 @@ export function breaks(): Dashboard {
               .column('estimatedExtraCostUsd', 'number', 'extra cost'),
           )
           .overrideByName('session', [sessionLink])
-          .overrideByName('extra cost', [unit('currencyUSD')])
+          .overrideByName('extra cost', [unit('currencyUSD'), unknownPrice])
           .height(12)
           .span(24),
       )
       .withRow(new RowBuilder('Sessions'))
       .withPanel(sessionsTable('Worst sessions by cache rate', 'worst_cache_rate', 'Lowest cache rate first (writes counted).'))
-      .withPanel(sessionsTable('Sessions by extra cost', 'extra_cost', 'Most estimated extra cost first.'))
+      .withPanel(sessionsTable('Sessions by extra cost', 'extra_cost', 'Most estimated extra cost (breaks with a known price) first.'))
       .build(),
   );
 }

@@ -22,7 +22,7 @@ function stat(title: string, column: string, unit: string, description: string):
     .reduceOptions(lastValue())
     .graphMode(common.BigValueGraphMode.None)
     .height(4)
-    .span(5);
+    .span(4);
 }
 
 function cacheRate(title: string, groupBy: 'none' | 'model' | 'provider' | 'agentId', description: string): Timeseries {
@@ -50,11 +50,26 @@ export function overview(): Dashboard {
       .withVariable(valuesVariable('agentId', 'Agent'))
       .annotation(breakAnnotations(FILTERS))
       .withRow(new RowBuilder('Summary'))
-      .withPanel(stat('Cache rate', 'cacheRate', 'percentunit', 'Σ read / Σ (uncached + read + write): cache writes count as input the cache did not serve.').span(4))
+      .withPanel(
+        stat(
+          'Cache rate',
+          'cacheRate',
+          'percentunit',
+          'Σ read / Σ (uncached + read + write): cache writes count as input the cache did not serve. Turns whose usage reported no cache field are left out.',
+        ),
+      )
       .withPanel(stat('Turns', 'turns', 'short', 'Model requests with usage.'))
       .withPanel(stat('Cache breaks', 'breaks', 'short', 'Turns that read less than the previous turn left in the cache.'))
       .withPanel(stat('Missed cache-read tokens', 'missedCacheReadTokens', 'short', 'Tokens that were paid again at cache-write price.'))
-      .withPanel(stat('Estimated extra cost', 'estimatedExtraCostUsd', 'currencyUSD', 'What the breaks cost over reading from the cache (models with a known price).'))
+      .withPanel(
+        stat(
+          'Estimated extra cost',
+          'estimatedExtraCostUsd',
+          'currencyUSD',
+          'What the breaks cost over reading from the cache, summed over the breaks of models with a known price; the others are counted in Unpriced breaks. No value: every break is unpriced.',
+        ).noValue('unknown'),
+      )
+      .withPanel(stat('Unpriced breaks', 'unpricedBreaks', 'short', 'Breaks of models with no known price: their cost is unknown, not $0, and is not in Estimated extra cost.'))
       .withRow(new RowBuilder('Cache rate'))
       .withPanel(cacheRate('Cache rate (writes counted)', 'none', 'Sum over sums per bucket; gaps where no turn reported cache usage.').span(24))
       .withPanel(cacheRate('Cache rate by model', 'model', 'One line per model.'))
@@ -63,7 +78,9 @@ export function overview(): Dashboard {
       .withPanel(
         new Timeseries()
           .title('Tokens by kind')
-          .description('Input not served by the cache (uncached), read from it (read), written to it (write), and output.')
+          .description(
+            'Input not served by the cache (uncached), read from it (read), written to it (write), and output; unreported_input: input of turns whose usage reported no cache field (outside the cache rate).',
+          )
           .datasource(INFINITY)
           .withTarget(new InfinityQueryBuilder(endpoint('tokens', { ...INTERVAL, ...FILTERS })).format('timeseries').time().column('kind', 'string').column('tokens', 'number'))
           .displayName(seriesName('kind'))
@@ -95,7 +112,7 @@ export function overview(): Dashboard {
       .withPanel(
         new Timeseries()
           .title('Estimated extra cost by model')
-          .description('What each bucket’s breaks cost over reading from the cache.')
+          .description('What each bucket’s breaks cost over reading from the cache; models with no known price have no bars (see Unpriced breaks).')
           .datasource(INFINITY)
           .withTarget(
             new InfinityQueryBuilder(endpoint('breaks-over-time', { ...INTERVAL, groupBy: 'model', ...FILTERS }))

@@ -46,7 +46,7 @@ function stat(title: string, expr: string, unit: string, description: string): S
     .reduceOptions(lastValue())
     .graphMode(common.BigValueGraphMode.None)
     .height(4)
-    .span(6);
+    .span(4);
 }
 
 function series(title: string, expr: string, legendFormat: string, unit: string, description: string): Timeseries {
@@ -78,7 +78,29 @@ export function prometheus(): Dashboard {
         stat('Missed cache-read tokens', `sum (increase(cachebreak_missed_cache_read_tokens_total{${MATCH}}[$__range]))`, 'short', 'Tokens paid again at cache-write price.'),
       )
       .withPanel(
-        stat('Estimated extra cost', `sum (increase(cachebreak_estimated_extra_cost_usd_total{${MATCH}}[$__range]))`, 'currencyUSD', 'For models with a known price.'),
+        stat(
+          'Estimated extra cost',
+          `sum (increase(cachebreak_estimated_extra_cost_usd_total{${MATCH}}[$__range]))`,
+          'currencyUSD',
+          'Summed over the breaks of models with a known price; the others are counted in Unpriced breaks.',
+        ),
+      )
+      .withPanel(
+        // No series at all means no unpriced break: 0, not "no data".
+        stat(
+          'Unpriced breaks',
+          `sum (increase(cachebreak_breaks_unpriced_total{${MATCH}}[$__range])) or vector(0)`,
+          'short',
+          'Breaks of models with no known price: their cost is unknown, not $0, and is not in Estimated extra cost.',
+        ),
+      )
+      .withPanel(
+        stat(
+          'Usage waiting',
+          'sum (cachebreak_usage_waiting{project=~"$project"})',
+          'short',
+          'Usage records stored but waiting for the snapshot or session that places them, now: in no other figure until they join.',
+        ),
       )
       .withRow(new RowBuilder('Rates'))
       .withPanel(

@@ -29,7 +29,7 @@ const STATES: ValueMapping[] = [
   },
 ];
 
-function stat(title: string, column: string, unit: string): Stat {
+function stat(title: string, column: string, unit: string, span = 5): Stat {
   return new Stat()
     .title(title)
     .datasource(INFINITY)
@@ -38,7 +38,7 @@ function stat(title: string, column: string, unit: string): Stat {
     .reduceOptions(lastValue())
     .graphMode(common.BigValueGraphMode.None)
     .height(4)
-    .span(6);
+    .span(span);
 }
 
 export function session(): Dashboard {
@@ -48,10 +48,15 @@ export function session(): Dashboard {
       .withVariable(valuesVariable('sessionId', 'Session', { multi: false }).sort(VariableSort.Disabled))
       .annotation(breakAnnotations(SESSION))
       .withRow(new RowBuilder('Session'))
-      .withPanel(stat('Cache rate', 'cacheRate', 'percentunit'))
+      .withPanel(stat('Cache rate', 'cacheRate', 'percentunit', 4))
       .withPanel(stat('Turns', 'turns', 'short'))
       .withPanel(stat('Cache breaks', 'breaks', 'short'))
-      .withPanel(stat('Estimated extra cost', 'estimatedExtraCostUsd', 'currencyUSD'))
+      .withPanel(
+        stat('Estimated extra cost', 'estimatedExtraCostUsd', 'currencyUSD')
+          .description('Summed over the breaks of models with a known price. No value: every break is unpriced.')
+          .noValue('unknown'),
+      )
+      .withPanel(stat('Unpriced breaks', 'unpricedBreaks', 'short').description('Breaks of models with no known price: an unknown cost, not $0.'))
       .withPanel(
         new StateTimeline()
           .title('State per turn')

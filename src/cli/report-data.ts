@@ -18,7 +18,9 @@ export interface ReportSession {
   turns: number;
   breaks: number;
   cacheRate: number | null;
-  estimatedExtraCostUsd: number;
+  /** Over the breaks with a known price; null when every break is unpriced. */
+  estimatedExtraCostUsd: number | null;
+  unpricedBreaks: number;
 }
 
 export interface Report {
@@ -29,11 +31,19 @@ export interface Report {
   sessions: number;
   turns: number;
   breaks: number;
-  /** Σread / Σ(uncached + read + write); null when no turn reported cache usage. */
+  /** Σread / Σ(uncached + read + write) of `tokens`; null when no turn reported cache usage. */
   cacheRate: number | null;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
+  /** The sum over breaks with a known price (SPEC §4.10); null when there are breaks and none has one. */
+  estimatedExtraCostUsd: number | null;
+  /** Breaks of models with no known price: counted, not priced at $0. */
+  unpricedBreaks: number;
+  /** uncached, read and write of the turns that reported cache usage: the cache rate's own figures (SPEC §5). */
   tokens: TokenTotals;
+  /** Input of turns whose usage reported no cache field, outside the cache rate. */
+  unreportedInputTokens: number;
+  /** Usage records still waiting for the snapshot or session that places them (SPEC §4.11), now. */
+  waitingUsage: number;
   /** Every reason, in prefix order; share of all breaks, null when there are none. */
   breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
   topChangedTools: { name: string; breaks: number }[];
@@ -56,6 +66,7 @@ function session(s: SessionSummary): ReportSession {
     breaks: s.breaks,
     cacheRate: s.cacheRate,
     estimatedExtraCostUsd: s.estimatedExtraCostUsd,
+    unpricedBreaks: s.unpricedBreaks,
   };
 }
 
@@ -71,22 +82,23 @@ async function countSessions(store: Store, project: string, range: TimeRange): P
   return total;
 }
 
-/** Sessions without a cache rate, or without extra cost, are not among the worst. */
+/** Sessions without a cache rate, or without a priced extra cost, are not among the worst. */
 async function worst(store: Store, project: string, range: TimeRange, order: SessionOrder): Promise<ReportSession[]> {
   const page = await store.sessions(project, range, {}, { limit: TOP }, order);
-  const counts = order === 'extra_cost' ? (s: SessionSummary) => s.estimatedExtraCostUsd > 0 : (s: SessionSummary) => s.cacheRate !== null;
+  const counts = order === 'extra_cost' ? (s: SessionSummary) => (s.estimatedExtraCostUsd ?? 0) > 0 : (s: SessionSummary) => s.cacheRate !== null;
   return page.items.filter(counts).map(session);
 }
 
 export async function gatherReport(store: Store, database: string, project: string, range: TimeRange): Promise<Report> {
   const query = { ...range, intervalMs: ONE_BUCKET_MS, filters: {} };
-  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost] = await Promise.all([
+  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting]] = await Promise.all([
     store.stats(project, query),
     store.stats(project, { ...query, groupBy: 'reason' }),
     countSessions(store, project, range),
     store.changedTools(project, range, {}, TOP),
     worst(store, project, range, 'worst_cache_rate'),
     worst(store, project, range, 'extra_cost'),
+    store.waitingUsage(project),
   ]);
   const all: StatsRow | undefined = overall[0];
   const breaks = all?.breaks ?? 0;
@@ -101,8 +113,11 @@ export async function gatherReport(store: Store, database: string, project: stri
     breaks,
     cacheRate: all?.cacheRate ?? null,
     missedCacheReadTokens: all?.missedCacheReadTokens ?? 0,
-    estimatedExtraCostUsd: all?.estimatedExtraCostUsd ?? 0,
+    estimatedExtraCostUsd: all ? all.estimatedExtraCostUsd : 0,
+    unpricedBreaks: all?.unpricedBreaks ?? 0,
     tokens: all?.tokens ?? NO_TOKENS,
+    unreportedInputTokens: all?.unreportedInputTokens ?? 0,
+    waitingUsage: waiting?.waiting ?? 0,
     breaksByReason: BREAK_REASONS.map((reason) => {
       const count = reasonCounts.get(reason) ?? 0;
       return { reason, breaks: count, share: breaks > 0 ? count / breaks : null };

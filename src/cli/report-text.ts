@@ -1,5 +1,6 @@
 // The terminal rendering of a Report: aligned, sections in reading order,
-// cache rates that say "no data" rather than 0%.
+// cache rates that say "no data" rather than 0%, costs that say "unpriced"
+// rather than $0.00.
 import { count, percent, plural, usd } from './format.js';
 import type { Report, ReportSession } from './report-data.js';
 
@@ -10,6 +11,12 @@ function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
   return rows.map(
     (row) => indent + row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
   );
+}
+
+/** SPEC §4.10: the sum over priced breaks, then the count of unpriced ones; an unknown price is never $0.00. */
+export function cost(amount: number | null, unpriced: number): string {
+  if (amount === null) return `unknown (${count(unpriced)} unpriced)`;
+  return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
 }
 
 function scope(report: Report): string {
@@ -25,7 +32,7 @@ function sessionRows(sessions: readonly ReportSession[]): string[] {
       `${percent(s.cacheRate)} cached`,
       plural(s.turns, 'turn'),
       plural(s.breaks, 'break'),
-      usd(s.estimatedExtraCostUsd),
+      cost(s.estimatedExtraCostUsd, s.unpricedBreaks),
     ]),
   );
 }
@@ -47,12 +54,17 @@ export function renderReport(report: Report): string {
         ['Turns', count(report.turns)],
         ['Breaks', count(report.breaks)],
         ['Cache rate', percent(report.cacheRate)],
-        ['Extra cost', `${usd(report.estimatedExtraCostUsd)} (estimated)`],
+        [
+          'Extra cost',
+          report.estimatedExtraCostUsd === null
+            ? cost(null, report.unpricedBreaks)
+            : `${cost(report.estimatedExtraCostUsd, report.unpricedBreaks)} (estimated)`,
+        ],
         ['Missed reads', `${count(report.missedCacheReadTokens)} tokens`],
       ],
       '',
     ),
-    '  (cache rate = read / (uncached + read + write): cache writes count as input)',
+    '  (cache rate = read / (uncached + read + write) of the tokens below: cache writes count as input)',
     '',
     'Tokens',
     ...table([
@@ -61,8 +73,20 @@ export function renderReport(report: Report): string {
       ['cache write', count(t.write)],
       ['  of which 1h', count(t.write1h)],
       ['output', count(t.output)],
+      // Apart from the rate's own figures, so that those reproduce it (SPEC §5).
+      ...(report.unreportedInputTokens > 0 ? [['input, cache not reported', count(report.unreportedInputTokens)]] : []),
     ]),
   );
+  if (report.unreportedInputTokens > 0) {
+    lines.push('  (input of turns whose usage carried no cache field: not in the cache rate)');
+  }
+  if (report.waitingUsage > 0) {
+    const one = report.waitingUsage === 1;
+    lines.push(
+      '',
+      `${plural(report.waitingUsage, 'usage record')} ${one ? 'waits for its' : 'wait for their'} snapshot or session: in no figure above until ${one ? 'it joins' : 'they join'}`,
+    );
+  }
   const reasons = report.breaksByReason.filter((r) => r.breaks > 0).sort((a, b) => b.breaks - a.breaks);
   if (reasons.length > 0) {
     lines.push('', 'Breaks by reason', ...table(reasons.map((r) => [r.reason, count(r.breaks), percent(r.share)])));

@@ -122,6 +122,13 @@ export interface WriteResult {
   externalBreaks?: { project: string; record: ExternalBreak }[];
 }
 
+/**
+ * Token sums. Beside a cache rate (sessions, stats, totals), uncached, read
+ * and write are the rate's own population (SPEC §5), `uncached + read +
+ * write` its denominator: turns whose usage reported no cache field are left
+ * out (their input is served apart, as `unreportedInputTokens`); output
+ * counts every turn.
+ */
 export interface TokenTotals {
   uncached: number;
   read: number;
@@ -130,7 +137,29 @@ export interface TokenTotals {
   output: number;
 }
 
-export interface SessionSummary {
+/**
+ * What breaks cost, over rows that sum several of them (SPEC §4.10): an
+ * unknown price is never counted as $0.
+ */
+export interface CostTotals {
+  /**
+   * The sum over the breaks whose model has a known price; null when there
+   * are breaks and none of them has one (there is no basis for a figure).
+   */
+  estimatedExtraCostUsd: number | null;
+  /** Breaks whose model has no known price: not in estimatedExtraCostUsd. */
+  unpricedBreaks: number;
+}
+
+/** Token sums beside a cache rate, and the input the rate leaves out (SPEC §5). */
+export interface RateTokens {
+  /** read / (uncached + read + write) of these is the cache rate. */
+  tokens: TokenTotals;
+  /** Input of turns whose usage reported no cache field (state `unreported`): outside the rate. */
+  unreportedInputTokens: number;
+}
+
+export interface SessionSummary extends CostTotals, RateTokens {
   sessionId: string;
   agentIds: string[];
   firstSeen: number;
@@ -139,9 +168,7 @@ export interface SessionSummary {
   breaks: number;
   /** null: no turn reported cache usage. */
   cacheRate: number | null;
-  tokens: TokenTotals;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
 }
 
 export interface TurnView {
@@ -181,7 +208,7 @@ export interface StatsQuery extends TimeRange {
   filters: Filters;
 }
 
-export interface StatsRow {
+export interface StatsRow extends CostTotals, RateTokens {
   ts: number;
   /** Tokens the harnesses reported as metrics in this bucket, by kind (no turns behind them). */
   reportedTokens?: Record<string, number>;
@@ -190,9 +217,7 @@ export interface StatsRow {
   turns: number;
   breaks: number;
   cacheRate: number | null;
-  tokens: TokenTotals;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
 }
 
 export interface TotalsQuery extends TimeRange {
@@ -202,12 +227,18 @@ export interface TotalsQuery extends TimeRange {
 
 export type TotalsRow = Omit<StatsRow, 'ts' | 'reportedTokens'>;
 
-export interface BreakCauseRow {
+export interface BreakCauseRow extends CostTotals {
   reason: BreakReason;
   cause: BreakCause | null;
   breaks: number;
   missedCacheReadTokens: number;
-  estimatedExtraCostUsd: number;
+}
+
+/** Usage records that no stream holds yet: no snapshot or session named where they belong (SPEC §4.11). */
+export interface WaitingUsage {
+  project: string;
+  /** Stored and counted, out of every other figure, until they join a turn or retention deletes them. */
+  waiting: number;
 }
 
 export interface PruneOptions {
@@ -263,6 +294,12 @@ export interface Store {
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
   /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
+  /**
+   * Usage records waiting for the snapshot or session that places them, now
+   * (not over a range): for `project` alone (one row, 0 included), or for
+   * every project stored when it is undefined.
+   */
+  waitingUsage(project?: string): Promise<WaitingUsage[]>;
   /** Stores a key by its hash (the key itself is never stored). */
   createKey(key: { project: string; hash: string; prefix: string; scopes: Scope[]; name: string | null; createdMs: number }): Promise<ApiKey>;
   /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */

@@ -14,7 +14,14 @@ export const COUNTERS = {
   missed: { name: 'cachebreak_missed_cache_read_tokens_total', help: 'Cache-read tokens lost to breaks' },
   cost: {
     name: 'cachebreak_estimated_extra_cost_usd_total',
-    help: 'Estimated extra cost of breaks in USD (models with a known price)',
+    help: 'Estimated extra cost of breaks in USD (models with a known price; the others are counted by cachebreak_breaks_unpriced_total)',
+  },
+  unpriced: {
+    name: 'cachebreak_breaks_unpriced_total',
+    help: 'Prompt cache breaks of models with no known price, by reason: an unknown cost, not $0',
+    // A subset of breaks: each of their series is exposed here too, at 0 until
+    // an unpriced break counts, so that increase() sees the first one.
+    zeroWith: 'breaks',
   },
   events: {
     name: 'cachebreak_events_total',

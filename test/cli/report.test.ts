@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import type { Report } from '../../src/cli/report-data.js';
+import { mixedWorkload, PRICED_COST_USD, UNREPORTED_INPUT, WAITING_USAGE } from '../e2e/mixed-workload.js';
 import { tempDir } from '../helpers.js';
 import { cli, NOW } from './run.js';
 
@@ -49,7 +50,10 @@ describe('cachebreak report', () => {
       'cacheRate',
       'missedCacheReadTokens',
       'estimatedExtraCostUsd',
+      'unpricedBreaks',
       'tokens',
+      'unreportedInputTokens',
+      'waitingUsage',
       'breaksByReason',
       'topChangedTools',
       'worstSessions',
@@ -92,6 +96,38 @@ describe('cachebreak report', () => {
     const { stdout } = await cli(['report', '--db', db]);
     expect(stdout).toMatch(/Cache rate +no data/);
     expect(stdout).not.toContain('0.0%');
+  });
+
+  it('shows the cost of priced breaks and the count of unpriced ones, never $0.00 for an unknown price', async () => {
+    const db = join(tempDir(), 'cb.db');
+    const events = mixedWorkload(NOW - 3_600_000);
+    const ndjson = (list: unknown[]) => list.map((e) => JSON.stringify(e)).join('\n');
+    expect((await cli(['import', '--db', db, '-'], { stdin: ndjson([...events, WAITING_USAGE]) })).code).toBe(0);
+    const { stdout } = await cli(['report', '--db', db]);
+    expect(stdout).toMatch(/^Extra cost +\$0\.17 \+ 2 unpriced \(estimated\)$/m);
+    expect(stdout).toMatch(/Worst sessions by extra cost\n  sess_priced +\d+\.\d% cached +5 turns +1 break +\$0\.17\n\n?/);
+    expect(stdout).not.toMatch(/\$0\.00\b/);
+    // The rate's own figures, and the input it leaves out apart.
+    expect(stdout).toMatch(/^  input, cache not reported +12,000$/m);
+    expect(stdout).toContain('\n1 usage record waits for its snapshot or session: in no figure above until it joins\n');
+
+    const report = JSON.parse((await cli(['report', '--db', db, '--json'])).stdout) as Report;
+    expect(report).toMatchObject({ breaks: 3, estimatedExtraCostUsd: PRICED_COST_USD, unpricedBreaks: 2, unreportedInputTokens: UNREPORTED_INPUT, waitingUsage: 1 });
+    expect(report.cacheRate).toBe(report.tokens.read / (report.tokens.uncached + report.tokens.read + report.tokens.write));
+    // Sessions whose breaks all lack a price have no cost to rank by.
+    expect(report.worstSessions.byExtraCost.map((s) => [s.sessionId, s.estimatedExtraCostUsd, s.unpricedBreaks])).toEqual([['sess_priced', PRICED_COST_USD, 0]]);
+    expect(report.worstSessions.byCacheRate.find((s) => s.sessionId === 'sess_unpriced')).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2 });
+    expect((await cli(['report', '--db', db])).stdout).toMatch(/^  sess_unpriced +0\.0% cached +3 turns +2 breaks +unknown \(2 unpriced\)$/m);
+
+    const onlyUnpriced = join(tempDir(), 'unpriced.db');
+    const unpriced = events.filter((e) => e.sessionId === 'sess_unpriced');
+    expect((await cli(['import', '--db', onlyUnpriced, '-'], { stdin: ndjson(unpriced) })).code).toBe(0);
+    const text = (await cli(['report', '--db', onlyUnpriced])).stdout;
+    expect(text).toMatch(/^Extra cost +unknown \(2 unpriced\)$/m);
+    expect(text).not.toContain('$');
+    expect(text).not.toContain('cache not reported');
+    expect(text).not.toContain('waiting');
+    expect(JSON.parse((await cli(['report', '--db', onlyUnpriced, '--json'])).stdout)).toMatchObject({ estimatedExtraCostUsd: null, unpricedBreaks: 2, waitingUsage: 0 });
   });
 
   it('exits 1 without creating anything when there is no database', async () => {

@@ -4,7 +4,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { realisticBatch, seedSession, splitTurn } from './events.js';
-import { postEvents, request, startServer } from './server.js';
+import { mixedWorkload, UNPRICED_MODEL, WAITING_USAGE, waitingSnapshot } from './mixed-workload.js';
+import { getJson, postEvents, request, startServer } from './server.js';
 
 /** Runs `promtool check metrics` on an exposition; promtool is required, never skipped. */
 function promtoolCheck(exposition: string): { status: number | null; output: string } {
@@ -104,5 +105,47 @@ describe('/metrics against a real server', () => {
       return sums;
     };
     expect(tokensByKind(final)).toEqual(tokensByKind(await metrics(inOrder.url)));
+  });
+
+  it('counts a usage record waiting for its snapshot in a gauge and in /v1/stats, until the snapshot places it (SPEC §4.11)', async () => {
+    const server = await startServer();
+    const t0 = Date.now() - 3_600_000;
+    const waiting = async () => {
+      const text = await metrics(server.url);
+      expect(promtoolCheck(text)).toEqual({ status: 0, output: '' });
+      expect(text).toContain('# HELP cachebreak_usage_waiting ');
+      expect(text).toContain('# TYPE cachebreak_usage_waiting gauge\n');
+      const stats = await getJson<{ waitingUsage: number }>(server.url, '/v1/stats');
+      return { gauge: samples(text).get('cachebreak_usage_waiting{project="default"}'), stats: stats.waitingUsage };
+    };
+    // The usage names no session (and, with normalised counts, no provider): no stream can hold it yet.
+    expect((await postEvents(server.url, [WAITING_USAGE])).body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    expect(await waiting()).toEqual({ gauge: 1, stats: 1 });
+    // Sent again, it is a duplicate, not a second record waiting.
+    expect((await postEvents(server.url, [WAITING_USAGE])).body).toEqual({ accepted: 0, duplicates: 1, rejected: [] });
+    expect(await waiting()).toEqual({ gauge: 1, stats: 1 });
+
+    expect((await postEvents(server.url, [waitingSnapshot(t0)])).body).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
+    expect(await waiting()).toEqual({ gauge: 0, stats: 0 });
+    // It joined its turn: counted where every turn is.
+    const turns = await getJson<{ turns: { requestId: string; usage: { uncached: number } | null }[] }>(server.url, '/v1/sessions/sess_waiting/turns');
+    expect(turns.turns.map((t) => [t.requestId, t.usage?.uncached])).toEqual([['w1', 10]]);
+  });
+
+  it('never counts an unknown price as $0: breaks of unpriced models add no cost sample', async () => {
+    const server = await startServer();
+    expect((await postEvents(server.url, mixedWorkload(Date.now() - 3_600_000))).status).toBe(200);
+    const text = await metrics(server.url);
+    expect(promtoolCheck(text)).toEqual({ status: 0, output: '' });
+    expect(text).toContain('# TYPE cachebreak_breaks_unpriced_total counter\n');
+    const got = samples(text);
+    const unpriced = `project="default",model="${UNPRICED_MODEL}",provider="anthropic",reason="system_changed"`;
+    expect(got.get(`cachebreak_breaks_total{${unpriced}}`)).toBe(2);
+    expect(got.get(`cachebreak_missed_cache_read_tokens_total{${unpriced}}`)).toBe(60_000);
+    expect(got.has(`cachebreak_estimated_extra_cost_usd_total{${unpriced}}`)).toBe(false);
+    expect(got.get(`cachebreak_estimated_extra_cost_usd_total{${SONNET},reason="tools_order_changed"}`)).toBeCloseTo(0.168705, 9);
+    // Every series of breaks has its unpriced series, at 0 until an unpriced break counts: increase() sees the first one.
+    expect(got.get(`cachebreak_breaks_unpriced_total{${SONNET},reason="tools_order_changed"}`)).toBe(0);
+    expect(got.has(`cachebreak_breaks_unpriced_total{${unpriced}}`)).toBe(true);
   });
 });

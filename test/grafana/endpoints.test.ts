@@ -82,10 +82,19 @@ describe('GET /grafana/* against the demo database', () => {
   it('answers tokens in long form, one row per kind and bucket', async () => {
     const { get } = await demoApp();
     const { body } = await get(`/grafana/tokens?${RANGE}&interval=1h`);
-    expect(new Set(body.map((r: any) => r.kind))).toEqual(new Set(['uncached', 'read', 'write', 'output']));
+    expect(new Set(body.map((r: any) => r.kind))).toEqual(new Set(['uncached', 'read', 'write', 'output', 'unreported_input']));
     const summary = (await get(`/grafana/summary?${RANGE}`)).body[0];
     const sum = (kind: string) => body.filter((r: any) => r.kind === kind).reduce((s: number, r: any) => s + r.tokens, 0);
-    expect([sum('uncached'), sum('read'), sum('write'), sum('output')]).toEqual([summary.uncached, summary.read, summary.write, summary.output]);
+    expect([sum('uncached'), sum('read'), sum('write'), sum('output'), sum('unreported_input')]).toEqual([
+      summary.uncached,
+      summary.read,
+      summary.write,
+      summary.output,
+      summary.unreportedInputTokens,
+    ]);
+    // The demo's proxied model reports no cache field: its input is apart, and the rest reproduces the rate (SPEC §5).
+    expect(summary.unreportedInputTokens).toBeGreaterThan(0);
+    expect(summary.cacheRate).toBe(summary.read / (summary.uncached + summary.read + summary.write));
   });
 
   it('lists breaks with their changed tools, and breaks down reasons, causes and tools from the same data', async () => {

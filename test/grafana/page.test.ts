@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { tempDir } from '../helpers.js';
-import { testApp } from '../serve/harness.js';
+import { mixedWorkload, WAITING_USAGE } from '../e2e/mixed-workload.js';
+import { NOW, testApp } from '../serve/harness.js';
 import { demoApp } from './demo.js';
 
 /**
@@ -84,6 +85,38 @@ describe('GET /', () => {
     expect(page).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
     expect(page).toContain('&#60;b&#62;model&#60;/b&#62;');
     expect(page).toContain('<td class="reason">model_changed</td>');
+  });
+
+  it('shows what breaks cost as the sum over priced breaks and the count of unpriced ones, never $0 for an unknown price', async () => {
+    const { app, post } = testApp();
+    const events = mixedWorkload(NOW - 3_600_000);
+    expect(await (await post({ events: [...events, WAITING_USAGE] })).json()).toMatchObject({ accepted: events.length + 1 });
+    // Only unpriced breaks: no basis for a figure.
+    const unpriced = testApp();
+    await unpriced.post({ events: events.filter((e) => e.sessionId === 'sess_unpriced') });
+
+    const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
+    const other = serve({ fetch: unpriced.app.fetch, hostname: '127.0.0.1', port: 0 });
+    await Promise.all([once(server, 'listening'), once(other, 'listening')]);
+    try {
+      const pageOf = async (s: typeof server) => (await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/`)).text();
+      const page = await pageOf(server);
+      expect(page).toContain('<span class="value">$0.1687 <small>+ 2 unpriced</small></span><span class="label">estimated extra cost</span>');
+      expect(page).toContain('<tr><td class="reason">system_changed</td><td class="n">2</td><td class="n">60,000</td><td class="n">unknown (2 unpriced)</td></tr>');
+      expect(page).toContain('<tr><td class="reason">tools_order_changed</td><td class="n">1</td><td class="n">48,900</td><td class="n">$0.1687</td></tr>');
+      // Each unpriced break in the latest breaks.
+      expect(page.match(/<td class="n">unknown price<\/td><\/tr>/g)).toHaveLength(2);
+      expect(page).not.toMatch(/\$0\.0+\b/);
+      expect(page).toContain('<p class="muted waiting">1 usage record waits for its snapshot or session: in no figure here until it joins.</p>');
+
+      const none = await pageOf(other);
+      expect(none).toContain('<span class="value">unknown <small>(2 unpriced)</small></span><span class="label">estimated extra cost</span>');
+      expect(none).not.toMatch(/\$0\.0+\b/);
+      expect(none).not.toContain('usage record');
+    } finally {
+      server.close();
+      other.close();
+    }
   });
 
   it('renders in headless Chromium with the reasons and changed tools on screen', { timeout: 120_000 }, async () => {

@@ -35,14 +35,16 @@ function causesOf(records: BreakRecord[]): BreakCauseRow[] {
   const rows = new Map<string, BreakCauseRow & { micro: number }>();
   for (const b of records) {
     const key = `${b.reason}\u0000${b.cause ?? ''}`;
-    const row = rows.get(key) ?? { reason: b.reason, cause: b.cause, breaks: 0, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0, micro: 0 };
+    const row = rows.get(key) ?? { reason: b.reason, cause: b.cause, breaks: 0, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0, unpricedBreaks: 0, micro: 0 };
     row.breaks++;
     row.missedCacheReadTokens += b.missedCacheReadTokens;
-    row.micro += Math.round((b.estimatedExtraCostUsd ?? 0) * 1e6);
+    // An unknown price is counted, never added as $0 (SPEC §4.10).
+    if (b.estimatedExtraCostUsd === null) row.unpricedBreaks++;
+    else row.micro += Math.round(b.estimatedExtraCostUsd * 1e6);
     rows.set(key, row);
   }
   return [...rows.values()]
-    .map(({ micro, ...row }) => ({ ...row, estimatedExtraCostUsd: micro / 1e6 }))
+    .map(({ micro, ...row }) => ({ ...row, estimatedExtraCostUsd: row.unpricedBreaks === row.breaks ? null : micro / 1e6 }))
     .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
 }
 

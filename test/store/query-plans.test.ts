@@ -62,4 +62,29 @@ describe('query plans', () => {
       expect(plans[0], order).not.toContain('TEMP B-TREE');
     }
   });
+
+  it('count usage waiting for its snapshot through the stream index, not by reading every turn', async () => {
+    const store = freshStore();
+    const waiting = (requestId: string) => ({ type: 'usage' as const, requestId, usage: usage(0, 0, 10) });
+    await store.write([
+      { project: 'default', events: [...breakingSessions(3, 60), waiting('w1'), waiting('w2')] },
+      { project: 'other', events: [waiting('w3')] },
+      { project: 'empty', events: breakingSessions(1, 2) },
+    ]);
+    let one: unknown;
+    let all: unknown;
+    const plans = await plansOf(store, 'turns', async () => {
+      one = await store.waitingUsage('default');
+      all = await store.waitingUsage();
+    });
+    expect(one).toEqual([{ project: 'default', waiting: 2 }]);
+    expect(all).toEqual([
+      { project: 'default', waiting: 2 },
+      { project: 'empty', waiting: 0 },
+      { project: 'other', waiting: 1 },
+    ]);
+    expect(await store.waitingUsage('unknown')).toEqual([{ project: 'unknown', waiting: 0 }]);
+    expect(plans).toHaveLength(2);
+    for (const plan of plans) expect(plan).toMatch(/^SEARCH turns USING INDEX turns_stream_ts \(stream_id=\?\)/);
+  });
 });

@@ -12,7 +12,7 @@ const GROUPINGS: (GroupBy | undefined)[] = [undefined, 'model', 'provider', 'age
 
 /** The stats a scan of the turns gives, per minute and group. */
 function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
-  const rows = new Map<string, StatsRow & { measured: { uncached: number } }>();
+  const rows = new Map<string, StatsRow & { microUsd: number }>();
   for (const t of turns) {
     if (t.state === null || !t.usage) continue;
     const ts = Math.floor(t.ts / 60_000) * 60_000;
@@ -21,8 +21,8 @@ function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
     let row = rows.get(key);
     if (!row) {
       row = {
-        ts, turns: 0, breaks: 0, cacheRate: null, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0,
-        tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 }, measured: { uncached: 0 },
+        ts, turns: 0, breaks: 0, cacheRate: null, missedCacheReadTokens: 0, estimatedExtraCostUsd: 0, unpricedBreaks: 0, microUsd: 0,
+        tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 }, unreportedInputTokens: 0,
         ...(group !== undefined ? { group } : {}),
       };
       rows.set(key, row);
@@ -30,25 +30,27 @@ function scan(turns: TurnView[], groupBy: GroupBy | undefined): StatsRow[] {
     const u = t.usage;
     row.turns++;
     row.tokens.output += u.output;
+    // SPEC §5: the tokens served beside a rate are its population; unreported input is apart.
     if (u.cacheReported) {
       row.tokens.uncached += u.uncached;
-      row.measured.uncached += u.uncached;
       row.tokens.read += u.read;
       row.tokens.write += u.write;
       row.tokens.write1h += u.write1h;
     } else {
-      row.tokens.uncached += u.uncached + u.read + u.write;
+      row.unreportedInputTokens += u.uncached + u.read + u.write;
     }
     if (t.break) {
       row.breaks++;
       row.missedCacheReadTokens += t.break.missedCacheReadTokens;
-      row.estimatedExtraCostUsd += t.break.estimatedExtraCostUsd ?? 0;
+      // SPEC §4.10: priced breaks are summed, unpriced ones counted.
+      if (t.break.estimatedExtraCostUsd === null) row.unpricedBreaks++;
+      else row.microUsd += Math.round(t.break.estimatedExtraCostUsd * 1e6);
     }
   }
-  return [...rows.values()].map(({ measured, ...row }) => ({
+  return [...rows.values()].map(({ microUsd, ...row }) => ({
     ...row,
-    cacheRate: cacheRate({ uncached: measured.uncached, read: row.tokens.read, write: row.tokens.write }),
-    estimatedExtraCostUsd: Math.round(row.estimatedExtraCostUsd * 1e6) / 1e6,
+    cacheRate: cacheRate(row.tokens),
+    estimatedExtraCostUsd: row.breaks > 0 && row.unpricedBreaks === row.breaks ? null : microUsd / 1e6,
   }));
 }
 
@@ -69,9 +71,11 @@ describe('rollups', () => {
         for (const groupBy of GROUPINGS) {
           const stats = await store.stats('default', { intervalMs: 60_000, filters: {}, ...(groupBy ? { groupBy } : {}) });
           const expected = sortRows(scan(turns, groupBy));
-          const got = sortRows(stats).map((r) => ({ ...r, estimatedExtraCostUsd: Math.round(r.estimatedExtraCostUsd * 1e6) / 1e6 }));
+          const got = sortRows(stats);
           expect(got.map(({ cacheRate: _c, ...r }) => r)).toEqual(expected.map(({ cacheRate: _c, ...r }) => r));
           got.forEach((row, i) => (row.cacheRate === null ? expect(expected[i]!.cacheRate).toBeNull() : expect(row.cacheRate).toBeCloseTo(expected[i]!.cacheRate!, 12)));
+          // The tokens served beside each rate reproduce it exactly.
+          for (const row of got) expect(row.cacheRate).toBe(cacheRate(row.tokens));
         }
         await store.close();
       }),

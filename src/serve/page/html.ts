@@ -24,5 +24,15 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): Html 
 
 export const count = (n: number) => n.toLocaleString('en-US');
 export const percent = (rate: number | null) => (rate === null ? 'no data' : `${(rate * 100).toFixed(1)} %`);
-export const usd = (amount: number | null) => (amount === null ? '—' : `$${amount.toFixed(amount >= 1 ? 2 : 4)}`);
+export const usd = (amount: number) => `$${amount.toFixed(amount >= 1 ? 2 : 4)}`;
+
+/**
+ * What breaks cost (SPEC §4.10): the sum over priced breaks, then the count
+ * of unpriced ones — "$1.23 + 3 unpriced", "unknown (3 unpriced)"; an unknown
+ * price is never shown as $0.
+ */
+export function cost(amount: number | null, unpriced = 0): string {
+  if (amount === null) return unpriced > 0 ? `unknown (${count(unpriced)} unpriced)` : 'unknown price';
+  return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
+}
 export const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;

@@ -24,13 +24,23 @@ export function registerPage(app: Hono<AppEnv>, deps: ReadDeps): void {
       const all: Record<string, string> = { ...range, ...params };
       return toObjects(await query.run(context, (name) => (all[name] === undefined ? undefined : [all[name]])));
     };
-    const [summary, reasons, breaks, tools] = await Promise.all([
+    const [summary, reasons, breaks, tools, [waiting]] = await Promise.all([
       rows(summaryQuery),
       rows(totalsQuery, { groupBy: 'reason' }),
       rows(breaksQuery, { limit: String(LATEST) }),
       rows(changedToolsQuery, { limit: '10' }),
+      deps.store.waitingUsage(c.var.project),
     ]);
-    const page = render({ project: c.var.project, from: now - DAY, to: now, summary: summary[0]!, reasons, breaks, tools });
+    const page = render({
+      project: c.var.project,
+      from: now - DAY,
+      to: now,
+      summary: summary[0]!,
+      reasons,
+      breaks,
+      tools,
+      waitingUsage: waiting?.waiting ?? 0,
+    });
     return c.html(page.text, 200, { 'cache-control': 'no-store' });
   });
 }

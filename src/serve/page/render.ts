@@ -1,7 +1,7 @@
 // The page itself: headline numbers, breaks by reason, top changed tools and
 // the latest breaks, or what to do when there is nothing yet.
 import type { Cell } from '../grafana/frame.js';
-import { count, html, Html, percent, usd, utc } from './html.js';
+import { cost, count, html, Html, percent, utc } from './html.js';
 import { STYLE } from './style.js';
 
 type Row = Record<string, Cell>;
@@ -14,17 +14,36 @@ export interface PageData {
   reasons: Row[];
   breaks: Row[];
   tools: Row[];
+  /** Usage records waiting for their snapshot or session (SPEC §4.11): in no figure yet. */
+  waitingUsage: number;
 }
 
 const n = (cell: Cell | undefined) => Number(cell ?? 0);
+/** A cost cell: null is an unknown price, not $0. */
+const usdOrNull = (cell: Cell | undefined) => (cell === null || cell === undefined ? null : Number(cell));
+const rowCost = (r: Row) => cost(usdOrNull(r.estimatedExtraCostUsd), n(r.unpricedBreaks));
+
+/** The cost card: the priced sum (or "unknown") large, the unpriced count beside it in small type. */
+function costValue(s: Row): Html {
+  const text = rowCost(s);
+  const space = text.indexOf(' ');
+  return space < 0 ? html`${text}` : html`${text.slice(0, space)} <small>${text.slice(space + 1)}</small>`;
+}
+
+/** SPEC §4.11: usage that has not found its snapshot or session is counted, not lost. */
+function waiting(n: number): string {
+  return n === 1
+    ? '1 usage record waits for its snapshot or session: in no figure here until it joins.'
+    : `${count(n)} usage records wait for their snapshot or session: in no figure here until they join.`;
+}
 
 function numbers(s: Row): Html {
-  const cards: [string, string][] = [
+  const cards: [string | Html, string][] = [
     [percent(s.cacheRate as number | null), 'cache rate (writes counted)'],
     [count(n(s.turns)), 'turns'],
     [count(n(s.breaks)), 'cache breaks'],
     [count(n(s.missedCacheReadTokens)), 'missed cache-read tokens'],
-    [usd(n(s.estimatedExtraCostUsd)), 'estimated extra cost'],
+    [costValue(s), 'estimated extra cost'],
   ];
   return html`<section class="numbers">${cards.map(([value, label]) => html`<div class="number"><span class="value">${value}</span><span class="label">${label}</span></div>`)}</section>`;
 }
@@ -32,7 +51,7 @@ function numbers(s: Row): Html {
 function reasonTable(reasons: Row[]): Html {
   if (reasons.length === 0) return html`<p class="muted">No breaks.</p>`;
   return html`<table><thead><tr><th>reason</th><th class="n">breaks</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${reasons.map(
-    (r) => html`<tr><td class="reason">${r.reason}</td><td class="n">${count(n(r.breaks))}</td><td class="n">${count(n(r.missedCacheReadTokens))}</td><td class="n">${usd(n(r.estimatedExtraCostUsd))}</td></tr>`,
+    (r) => html`<tr><td class="reason">${r.reason}</td><td class="n">${count(n(r.breaks))}</td><td class="n">${count(n(r.missedCacheReadTokens))}</td><td class="n">${rowCost(r)}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -47,7 +66,7 @@ function breakTable(breaks: Row[]): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in the last 24 hours.</p>`;
   return html`<table><thead><tr><th>time</th><th>session</th><th>agent</th><th>model</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
     (b) =>
-      html`<tr><td>${utc(n(b.ts))}</td><td><code>${b.sessionId}</code></td><td>${b.agentId}</td><td>${b.model}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td class="wrap"><code>${b.changedToolNames}</code></td><td class="n">${count(n(b.missedCacheReadTokens))}</td><td class="n">${usd((b.estimatedExtraCostUsd ?? null) as number | null)}</td></tr>`,
+      html`<tr><td>${utc(n(b.ts))}</td><td><code>${b.sessionId}</code></td><td>${b.agentId}</td><td>${b.model}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td class="wrap"><code>${b.changedToolNames}</code></td><td class="n">${count(n(b.missedCacheReadTokens))}</td><td class="n">${cost(usdOrNull(b.estimatedExtraCostUsd))}</td></tr>`,
   )}</tbody></table>`;
 }
 
@@ -59,6 +78,11 @@ export function render(data: PageData): Html {
 <body>
 <header><h1>cachebreak</h1><p>Prompt cache breaks in project <strong>${data.project}</strong>, ${utc(data.from)} to ${utc(data.to)}</p></header>
 ${numbers(data.summary)}
+${
+  data.waitingUsage > 0
+    ? html`<p class="muted waiting">${waiting(data.waitingUsage)}</p>`
+    : ''
+}
 ${
   empty
     ? html`<p>No turns in the last 24 hours. Send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>`

@@ -11,6 +11,7 @@ header p, footer, .muted { color: var(--muted); }
 .number { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; }
 .number .value { display: block; font-size: 26px; font-weight: 600; }
 .number .label { color: var(--muted); font-size: 12px; }
+.number .value small { display: block; font-size: 13px; font-weight: 400; color: var(--muted); }
 table { width: 100%; border-collapse: collapse; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; white-space: nowrap; }
 td.wrap { white-space: normal; overflow-wrap: anywhere; }

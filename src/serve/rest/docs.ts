@@ -59,7 +59,8 @@ export const ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/sessions',
-    summary: 'Sessions active in the range, most recent first, each with its totals: turns, breaks, cache rate, tokens, estimated extra cost',
+    summary:
+      'Sessions active in the range, most recent first, each with its totals: turns, breaks, cacheRate, tokens (uncached, read, write and write1h of the turns that reported cache usage, so that read / (uncached + read + write) is cacheRate; output of every turn), unreportedInputTokens (input of turns that reported no cache field, outside the rate), missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price)',
     params: {
       ...RANGE,
       sessionId: FILTERS.sessionId,
@@ -76,7 +77,8 @@ export const ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/stats',
-    summary: 'Cache rate (writes counted), token sums, turns, breaks and extra cost per time bucket',
+    summary:
+      'Per time bucket: turns, breaks, cacheRate (writes counted), tokens (uncached, read, write and write1h of the turns that reported cache usage, so that read / (uncached + read + write) is cacheRate; output of every turn), unreportedInputTokens (input of turns that reported no cache field, outside the rate), missedCacheReadTokens, estimatedExtraCostUsd (the sum over breaks with a known price; null when every break is unpriced) and unpricedBreaks (breaks of models with no known price). Answers {from, to, intervalMs, groupBy, buckets, waitingUsage}; waitingUsage: usage records stored but waiting for the snapshot or session that places them (in no bucket until they join; retention deletes those that never do), counted now whatever the range',
     params: {
       ...RANGE,
       interval: 'bucket width: 1m, 5m, 1h, 1d… (default 1h); default range: the last 24 h',
@@ -88,7 +90,12 @@ export const ROUTE_DOCS: RouteDoc[] = [
     },
   },
   ...GRAFANA_ROUTE_DOCS,
-  { method: 'GET', path: '/metrics', summary: 'Prometheus text format: tokens by kind, turns by state, breaks by reason, events by outcome' },
+  {
+    method: 'GET',
+    path: '/metrics',
+    summary:
+      'Prometheus text format: tokens by kind, turns by state, breaks by reason with their missed tokens, extra cost (priced breaks) and unpriced count (cachebreak_breaks_unpriced_total), events by outcome; gauge cachebreak_usage_waiting{project}: usage records waiting for their snapshot or session',
+  },
   { method: 'GET', path: '/healthz', summary: 'The process is up' },
   { method: 'GET', path: '/readyz', summary: 'The database answers' },
 ];

@@ -19,18 +19,23 @@ export function registerStats(app: Hono<AppEnv>, deps: ReadDeps): void {
     }
     // sessionId is read only to be refused clearly: stats are kept per minute, not per session.
     const filters = filtersOf(c, ['sessionId', 'agentId', 'model', 'provider', 'reason']);
-    const rows = await deps.store.stats(c.var.project, {
-      ...range,
-      intervalMs,
-      filters,
-      ...(groupBy ? { groupBy: groupBy as GroupBy } : {}),
-    });
+    const [rows, [waiting]] = await Promise.all([
+      deps.store.stats(c.var.project, {
+        ...range,
+        intervalMs,
+        filters,
+        ...(groupBy ? { groupBy: groupBy as GroupBy } : {}),
+      }),
+      deps.store.waitingUsage(c.var.project),
+    ]);
     return c.json({
       from: new Date(range.from!).toISOString(),
       to: new Date(range.to!).toISOString(),
       intervalMs,
       groupBy: groupBy ?? null,
       buckets: rows.map(wireStats),
+      // SPEC §4.11: usage that has not found its snapshot or session is in no bucket, but counted.
+      waitingUsage: waiting?.waiting ?? 0,
     });
   });
 }

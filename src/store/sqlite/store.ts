@@ -11,6 +11,7 @@ import {
   InvalidQueryError,
   type ApiKey,
   type BreakCauseRow,
+  type CostTotals,
   type IngestBatch,
   type Filters,
   type ChangedTool,
@@ -27,11 +28,12 @@ import {
   type ExternalBreak,
   type ExternalBreakFilters,
   type TailCheckpoint,
+  type RateTokens,
   type TimeRange,
-  type TokenTotals,
   type TotalsQuery,
   type TotalsRow,
   type TurnView,
+  type WaitingUsage,
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
@@ -52,8 +54,26 @@ const REEVALUATION_STEP_TURNS = 20_000;
 
 const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
 
-function tokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): TokenTotals {
-  return { uncached: s.uncached + s.unmeasuredInput, read: s.read, write: s.write, write1h: s.write1h, output: s.output };
+/**
+ * The tokens of measured turns, from which the cache rate is computed (SPEC
+ * §5), and apart from them the input of turns that reported no cache field.
+ */
+function rateTokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): RateTokens {
+  return {
+    tokens: { uncached: s.uncached, read: s.read, write: s.write, write1h: s.write1h, output: s.output },
+    unreportedInputTokens: s.unmeasuredInput,
+  };
+}
+
+/**
+ * SPEC §4.10: the sum over priced breaks and the count of unpriced ones; no
+ * figure at all when every break of the row is unpriced.
+ */
+function costOf(breaks: number, microUsd: number, unpriced: number): CostTotals {
+  return {
+    estimatedExtraCostUsd: breaks > 0 && unpriced >= breaks ? null : microUsd / 1_000_000,
+    unpricedBreaks: unpriced,
+  };
 }
 
 export class SqliteStore implements Store {
@@ -213,9 +233,9 @@ export class SqliteStore implements Store {
         turns: r.turns,
         breaks: r.breaks,
         cacheRate: cacheRate(r),
-        tokens: tokensOf(r),
+        ...rateTokensOf(r),
         missedCacheReadTokens: r.missed,
-        estimatedExtraCostUsd: r.extraCostMicroUsd / 1_000_000,
+        ...costOf(r.breaks, r.extraCostMicroUsd, r.unpriced),
       }),
     );
     const last = rows[page.limit - 1];
@@ -258,6 +278,7 @@ export class SqliteStore implements Store {
         output: s.output,
         missed: s.missed,
         extraCostMicroUsd: s.extraCostMicroUsd,
+        unpriced: s.unpriced,
       })
       .from(s)
       .where(allOf(conditions))
@@ -312,6 +333,7 @@ export class SqliteStore implements Store {
         output: sumOf(s.output),
         missed: sumOf(s.missed),
         extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
+        unpriced: sumOf(s.unpriced),
       })
       .from(s)
       .where(allOf(conditions))
@@ -394,7 +416,6 @@ export class SqliteStore implements Store {
       }),
     ];
   }
-
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
     const projectId = this.dictionary.existingProject(project);
@@ -492,6 +513,7 @@ export class SqliteStore implements Store {
       output: sumOf(r.output),
       missed: sumOf(r.missed),
       extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+      unpriced: sumOf(r.unpriced),
     };
     const select = this.opened.db
       .select(selection)
@@ -506,9 +528,9 @@ export class SqliteStore implements Store {
         turns: row.turns,
         breaks: row.breaks,
         cacheRate: cacheRate(row),
-        tokens: tokensOf(row),
+        ...rateTokensOf(row),
         missedCacheReadTokens: row.missed,
-        estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+        ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
       };
       if (grouped) {
         out.group =
@@ -543,6 +565,7 @@ export class SqliteStore implements Store {
         output: sumOf(r.output),
         missed: sumOf(r.missed),
         extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
+        unpriced: sumOf(r.unpriced),
       })
       .from(r)
       .where(
@@ -566,9 +589,9 @@ export class SqliteStore implements Store {
           turns: row.turns,
           breaks: row.breaks,
           cacheRate: cacheRate(row),
-          tokens: tokensOf(row),
+          ...rateTokensOf(row),
           missedCacheReadTokens: row.missed,
-          estimatedExtraCostUsd: row.extraCostMicroUsd / 1_000_000,
+          ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
         };
         if (query.groupBy) {
           out.group = query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
@@ -580,7 +603,7 @@ export class SqliteStore implements Store {
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return [];
-    let rows: { reason: string; cause: string; breaks: number; missed: number; microUsd: number }[];
+    let rows: { reason: string; cause: string; breaks: number; missed: number; microUsd: number; unpriced: number }[];
     if (filters.sessionId) {
       // One session's breaks are few enough to read themselves; summed as the rollups sum them.
       const b = breaksTable;
@@ -592,6 +615,7 @@ export class SqliteStore implements Store {
           breaks: sql<number>`count(*)`,
           missed: sql<number>`coalesce(sum(${b.missed}), 0)`,
           microUsd: sql<number>`coalesce(sum(CAST(round(coalesce(${b.extraCostUsd}, 0) * 1000000) AS INTEGER)), 0)`,
+          unpriced: sql<number>`coalesce(sum(${b.extraCostUsd} IS NULL), 0)`,
         })
         .from(b)
         .where(allOf(this.breakConditions(projectId, range, filters)))
@@ -601,7 +625,14 @@ export class SqliteStore implements Store {
       const r = breakCauseRollups;
       const breaks = sql<number>`sum(${r.breaks})`;
       rows = this.opened.db
-        .select({ reason: r.reason, cause: r.cause, breaks, missed: sql<number>`sum(${r.missed})`, microUsd: sql<number>`sum(${r.extraCostMicroUsd})` })
+        .select({
+          reason: r.reason,
+          cause: r.cause,
+          breaks,
+          missed: sql<number>`sum(${r.missed})`,
+          microUsd: sql<number>`sum(${r.extraCostMicroUsd})`,
+          unpriced: sql<number>`sum(${r.unpriced})`,
+        })
         .from(r)
         .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
         .groupBy(r.reason, r.cause)
@@ -614,11 +645,35 @@ export class SqliteStore implements Store {
         cause: row.cause === '' ? null : (row.cause as BreakCause),
         breaks: row.breaks,
         missedCacheReadTokens: row.missed,
-        estimatedExtraCostUsd: row.microUsd / 1_000_000,
+        ...costOf(row.breaks, row.microUsd, row.unpriced),
       }))
       .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
   }
 
+  async waitingUsage(project?: string): Promise<WaitingUsage[]> {
+    // A usage that names no session is stored with no stream (the writer's
+    // "turns that no stream holds yet"): a range of turns_stream_ts, and few
+    // rows, since they join their turn or retention deletes them.
+    const sqlite = this.opened.sqlite;
+    if (project !== undefined) {
+      const projectId = this.dictionary.existingProject(project);
+      if (projectId === undefined) return [{ project, waiting: 0 }];
+      const row = sqlite
+        .prepare<[number], { waiting: number }>('SELECT count(*) AS waiting FROM "turns" WHERE stream_id IS NULL AND project_id = ?')
+        .get(projectId)!;
+      return [{ project, waiting: row.waiting }];
+    }
+    const counts = new Map(
+      sqlite
+        .prepare<[], { project_id: number; waiting: number }>('SELECT project_id, count(*) AS waiting FROM "turns" WHERE stream_id IS NULL GROUP BY project_id')
+        .all()
+        .map((r) => [r.project_id, r.waiting]),
+    );
+    return sqlite
+      .prepare<[], { id: number; name: string }>('SELECT id, name FROM projects ORDER BY name')
+      .all()
+      .map((p) => ({ project: p.name, waiting: counts.get(p.id) ?? 0 }));
+  }
 
   /**
    * Adds the tokens harnesses reported as metrics to the buckets (creating a
@@ -649,8 +704,10 @@ export class SqliteStore implements Store {
           breaks: 0,
           cacheRate: null,
           tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 },
+          unreportedInputTokens: 0,
           missedCacheReadTokens: 0,
           estimatedExtraCostUsd: 0,
+          unpricedBreaks: 0,
           ...(group !== undefined ? { group } : {}),
         };
         byKey.set(key, row);

@@ -7,7 +7,7 @@ import { filterDocs, RANGE, type GrafanaQuery } from '../query.js';
 export const breakCausesQuery: GrafanaQuery = {
   name: 'break-causes',
   summary:
-    'Breaks by reason and cause (ttl_expired, likely_server_eviction, or none), most first: {reason, cause, breaks, missedCacheReadTokens, estimatedExtraCostUsd}',
+    'Breaks by reason and cause (ttl_expired, likely_server_eviction, or none), most first: {reason, cause, breaks, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks}; estimatedExtraCostUsd sums the breaks with a known price (null when every one is unpriced), unpricedBreaks counts the others',
   params: { ...RANGE, ...filterDocs('model', 'provider', 'agentId', 'reason', 'sessionId') },
   async run({ store, project, now }, params) {
     const range = rangeParam(params, now);
@@ -18,6 +18,7 @@ export const breakCausesQuery: GrafanaQuery = {
       row.breaks,
       row.missedCacheReadTokens,
       row.estimatedExtraCostUsd,
+      row.unpricedBreaks,
     ]);
     return frame(
       'table',
@@ -27,6 +28,7 @@ export const breakCausesQuery: GrafanaQuery = {
         ['breaks', 'number'],
         ['missedCacheReadTokens', 'number'],
         ['estimatedExtraCostUsd', 'number'],
+        ['unpricedBreaks', 'number'],
       ],
       rows,
     );

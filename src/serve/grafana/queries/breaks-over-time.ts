@@ -8,7 +8,8 @@ const GROUPS = ['reason', 'model', 'provider', 'agentId'] as const;
 
 export const breaksOverTimeQuery: GrafanaQuery = {
   name: 'breaks-over-time',
-  summary: 'Breaks per bucket: {ts, <groupBy>, breaks, missedCacheReadTokens, estimatedExtraCostUsd}',
+  summary:
+    'Breaks per bucket: {ts, <groupBy>, breaks, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks}; estimatedExtraCostUsd sums the breaks with a known price (null when every one is unpriced), unpricedBreaks counts the others',
   params: {
     ...RANGE,
     ...INTERVAL,
@@ -22,10 +23,17 @@ export const breaksOverTimeQuery: GrafanaQuery = {
     const filters = filtersParam(params, ['model', 'provider', 'agentId', 'reason']);
     const rows: Cell[][] = (await store.stats(project, { ...range, intervalMs, filters, groupBy }))
       .filter((row) => row.breaks > 0)
-      .map((row) => [row.ts, row.group ?? '', row.breaks, row.missedCacheReadTokens, row.estimatedExtraCostUsd]);
+      .map((row) => [row.ts, row.group ?? '', row.breaks, row.missedCacheReadTokens, row.estimatedExtraCostUsd, row.unpricedBreaks]);
     return frame(
       'series',
-      [['ts', 'time'], [groupBy, 'string'], ['breaks', 'number'], ['missedCacheReadTokens', 'number'], ['estimatedExtraCostUsd', 'number']],
+      [
+        ['ts', 'time'],
+        [groupBy, 'string'],
+        ['breaks', 'number'],
+        ['missedCacheReadTokens', 'number'],
+        ['estimatedExtraCostUsd', 'number'],
+        ['unpricedBreaks', 'number'],
+      ],
       rows,
     );
   },

@@ -10,7 +10,7 @@ const ORDERS: readonly SessionOrder[] = ['worst_cache_rate', 'extra_cost', 'rece
 export const sessionsQuery: GrafanaQuery = {
   name: 'sessions',
   summary:
-    'Sessions seen in the range: {sessionId, agentIds ("main, task-1"), firstSeen, lastSeen, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd, uncached, read, write, output}',
+    'Sessions seen in the range: {sessionId, agentIds ("main, task-1"), firstSeen, lastSeen, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks, uncached, read, write, output, unreportedInputTokens}; cacheRate = read / (uncached + read + write); unreportedInputTokens: input of turns that reported no cache field, outside the rate; estimatedExtraCostUsd sums the breaks with a known price (null when every one is unpriced), unpricedBreaks counts the others',
   params: {
     ...RANGE,
     order: { doc: 'worst_cache_rate (default), extra_cost or recent', choices: ORDERS },
@@ -33,10 +33,12 @@ export const sessionsQuery: GrafanaQuery = {
       s.cacheRate,
       s.missedCacheReadTokens,
       s.estimatedExtraCostUsd,
+      s.unpricedBreaks,
       s.tokens.uncached,
       s.tokens.read,
       s.tokens.write,
       s.tokens.output,
+      s.unreportedInputTokens,
     ]);
     return frame(
       'table',
@@ -50,10 +52,12 @@ export const sessionsQuery: GrafanaQuery = {
         ['cacheRate', 'number'],
         ['missedCacheReadTokens', 'number'],
         ['estimatedExtraCostUsd', 'number'],
+        ['unpricedBreaks', 'number'],
         ['uncached', 'number'],
         ['read', 'number'],
         ['write', 'number'],
         ['output', 'number'],
+        ['unreportedInputTokens', 'number'],
       ],
       rows,
     );

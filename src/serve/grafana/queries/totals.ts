@@ -9,7 +9,7 @@ const GROUPS = ['reason', 'model', 'provider', 'agentId'] as const;
 export const totalsQuery: GrafanaQuery = {
   name: 'totals',
   summary:
-    'Sums over the range per group, most breaks first: {<groupBy>, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd}',
+    'Sums over the range per group, most breaks first: {<groupBy>, turns, breaks, cacheRate, missedCacheReadTokens, estimatedExtraCostUsd, unpricedBreaks}; estimatedExtraCostUsd sums the breaks with a known price (null when every break of the row is unpriced), unpricedBreaks counts the others',
   params: {
     ...RANGE,
     groupBy: { doc: 'reason (default), model, provider or agentId', choices: GROUPS },
@@ -22,7 +22,7 @@ export const totalsQuery: GrafanaQuery = {
     const rows = (await store.totals(project, { ...range, filters, groupBy }))
       .filter((row) => groupBy !== 'reason' || row.group !== '')
       .sort((a, b) => b.breaks - a.breaks || b.turns - a.turns || (a.group ?? '').localeCompare(b.group ?? ''))
-      .map((row) => [row.group ?? '', row.turns, row.breaks, row.cacheRate, row.missedCacheReadTokens, row.estimatedExtraCostUsd]);
+      .map((row) => [row.group ?? '', row.turns, row.breaks, row.cacheRate, row.missedCacheReadTokens, row.estimatedExtraCostUsd, row.unpricedBreaks]);
     return frame(
       'table',
       [
@@ -32,6 +32,7 @@ export const totalsQuery: GrafanaQuery = {
         ['cacheRate', 'number'],
         ['missedCacheReadTokens', 'number'],
         ['estimatedExtraCostUsd', 'number'],
+        ['unpricedBreaks', 'number'],
       ],
       rows,
     );
