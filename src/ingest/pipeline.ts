@@ -200,7 +200,9 @@ export class Pipeline {
       const labels = { project, model: record.model ?? '', provider: record.provider ?? '', reason: record.reason };
       c.inc('breaks', labels);
       c.inc('missed', labels, record.missedCacheReadTokens);
-      c.inc('cost', labels, record.estimatedExtraCostUsd ?? 0);
+      // An unknown price is counted apart, never as $0.
+      if (record.estimatedExtraCostUsd === null) c.inc('unpriced', labels);
+      else c.inc('cost', labels, record.estimatedExtraCostUsd);
       this.log.warn('prompt_cache_break', { project, ...breakFields(record) });
       for (const subscriber of this.subscribers) subscriber(entry);
     }

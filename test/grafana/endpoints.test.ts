@@ -2,6 +2,7 @@
 // intervals and variables; no data kept apart from 0; a variable a query
 // cannot honour refused rather than ignored.
 import { describe, expect, it } from 'vitest';
+import { BREAK_REASONS } from '../../src/core/types.js';
 import { MAX_POINTS, variableValues } from '../../src/serve/grafana/params.js';
 import { testApp } from '../serve/harness.js';
 import { demoApp, DEMO_RANGE } from './demo.js';
@@ -143,12 +144,13 @@ describe('GET /grafana/* against the demo database', () => {
     const values = async (dimension: string) => (await get(`/grafana/values?${RANGE}&dimension=${dimension}`)).body.map((r: any) => r.value);
     const recent = (await get(`/grafana/sessions?${RANGE}&order=recent&limit=1000`)).body.map((s: any) => s.sessionId);
     expect(await values('sessionId')).toEqual(recent);
-    expect(recent.length).toBe(16);
+    expect(recent.length).toBe(18);
     expect((await get(`/grafana/values?${RANGE}&dimension=sessionId&limit=3`)).body.map((r: any) => r.value)).toEqual(recent.slice(0, 3));
     const models = await values('model');
     expect(models).toEqual([...models].sort());
     expect(models).toContain('claude-sonnet-4-5');
-    expect(await values('reason')).toHaveLength(8);
+    // The demo has a break of every reason.
+    expect(await values('reason')).toEqual([...BREAK_REASONS].sort());
   });
 
   it('marks every break as an annotation with its reason in text and tags', async () => {

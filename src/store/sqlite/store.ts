@@ -91,17 +91,18 @@ export class SqliteStore implements Store {
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
     this.retention = new Retention(this.opened.sqlite);
     this.keys = new KeyStore(this.opened.db, this.dictionary);
+    // A database that holds no judged turn yet is judged by these rules from the start.
+    if (!open.readonly && this.rulesVersion() === undefined && !this.opened.sqlite.prepare('SELECT 1 FROM turns WHERE state IS NOT NULL LIMIT 1').get()) {
+      this.recordRules();
+    }
   }
 
   async needsReevaluation(): Promise<boolean> {
-    const stored = this.opened.sqlite.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'rules'`).get();
-    if (stored?.value === String(RULES_VERSION)) return false;
-    const evaluated = this.opened.sqlite.prepare('SELECT 1 FROM turns WHERE state IS NOT NULL LIMIT 1').get();
-    if (evaluated === undefined) {
-      this.recordRules();
-      return false;
-    }
-    return true;
+    return this.rulesVersion() !== String(RULES_VERSION);
+  }
+
+  private rulesVersion(): string | undefined {
+    return this.opened.sqlite.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'rules'`).get()?.value;
   }
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
