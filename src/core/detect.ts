@@ -35,31 +35,27 @@ export interface Judged {
   readonly break: BreakRecord | null;
 }
 
-/** What the detector knows of a turn beyond its own events. */
-export interface Context {
-  baseline: Seen | undefined;
-  /** The first main-stream turn after a compaction (SPEC §4.9). */
-  afterCompaction: boolean;
-}
-
 /** The states without a break record, shared: most turns get one of these. */
 const PLAIN = Object.fromEntries(
   (['unreported', 'expected', 'hit', 'uncached', 'cold'] as const).map((state) => [state, Object.freeze({ state, break: null })]),
 ) as Record<Exclude<TurnState, 'miss'>, Judged>;
 
-/** SPEC §4.1: the first state that applies. */
-export function judge(turn: MeasuredTurn, context: Context, options: DetectionOptions): Judged {
+/**
+ * SPEC §4.1: the first state that applies, judged against the turn's
+ * baseline; `afterCompaction`: it is the first main-stream turn after a
+ * compaction (SPEC §4.9).
+ */
+export function judge(turn: MeasuredTurn, baseline: Seen | undefined, afterCompaction: boolean, options: DetectionOptions): Judged {
   const usage = turn.usage;
   if (!usage.cacheReported) return PLAIN.unreported;
   const mode = modeOf(turn);
-  const baseline = context.baseline;
   // With automatic caching, a prompt below the minimum cannot read.
   const canRead = mode === 'explicit' || !belowMinimum(turn, options);
   if (baseline && canRead) {
     const expected = Math.min(cachedBy(baseline.turn as MeasuredTurn, options), totalInput(usage));
     const missed = expected - usage.read;
     if (missed >= options.minMissTokens && usage.read < options.missRatio * expected) {
-      if (turn.expectMiss !== undefined || context.afterCompaction) return PLAIN.expected;
+      if (turn.expectMiss !== undefined || afterCompaction) return PLAIN.expected;
       return { state: 'miss', break: describe(baseline, turn, mode, expected, options) };
     }
   }

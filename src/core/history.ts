@@ -71,9 +71,11 @@ export interface Baseline {
 
 const NONE: readonly Seen[] = Object.freeze([]);
 
+/** A turn's model family; undefined when its model is unknown. */
+export const familyOf = (turn: Turn) => (turn.model === undefined ? undefined : modelFamily(turn.model));
+
 /** The baseline of `turn` (latest available of its family, else of any model) and the turns it overlapped. */
-export function baselineOf(history: History, turn: Turn): Baseline {
-  const family = turn.model === undefined ? undefined : modelFamily(turn.model);
+export function baselineOf(history: History, turn: Turn, family = familyOf(turn)): Baseline {
   // A turn of unknown model is of every family; so is a settled one.
   let any = history.latest;
   let same = family === undefined ? any : history.settled.get(family);
@@ -93,7 +95,7 @@ export function baselineOf(history: History, turn: Turn): Baseline {
 }
 
 /** Adds `turn` (the next in stream order) to the history; returns the writer's tiers after it. */
-export function fold(history: History, turn: Turn): Tiers {
+export function fold(history: History, turn: Turn, family = familyOf(turn)): Tiers {
   const usage = turn.usage;
   let tiers: Tiers = 0;
   if (usage) {
@@ -101,20 +103,13 @@ export function fold(history: History, turn: Turn): Tiers {
     if (usage.write > 0) history.writer = tiers;
   }
   // Whatever `turn` can read, every later turn can (they start no earlier).
-  const pending = history.pending;
-  let kept = 0;
-  for (const seen of pending) {
-    if (!available(seen, turn)) pending[kept++] = seen;
+  let pending: Seen[] | undefined;
+  for (const seen of history.pending) {
+    if (!available(seen, turn)) (pending ??= []).push(seen);
     else if (seen.candidate) settle(history, seen);
   }
-  pending.length = kept;
-  pending.push({
-    turn,
-    family: turn.model === undefined ? undefined : modelFamily(turn.model),
-    readyAt: readyAtOf(turn),
-    candidate: usage?.cacheReported === true,
-    tiers,
-  });
+  (pending ??= []).push({ turn, family, readyAt: readyAtOf(turn), candidate: usage?.cacheReported === true, tiers });
+  history.pending = pending;
   history.last = turn;
   return history.writer;
 }
@@ -135,12 +130,13 @@ export function placements(ordered: readonly Turn[]): Map<string, { previousRequ
   const history = emptyHistory();
   const out = new Map<string, { previousRequestId: string | null; concurrentRequestIds: string[] }>();
   for (const turn of ordered) {
-    const { baseline, concurrent } = baselineOf(history, turn);
+    const family = familyOf(turn);
+    const { baseline, concurrent } = baselineOf(history, turn, family);
     out.set(turn.requestId, {
       previousRequestId: baseline?.turn.requestId ?? null,
       concurrentRequestIds: concurrent.map((seen) => seen.turn.requestId),
     });
-    fold(history, turn);
+    fold(history, turn, family);
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // on its set of turns (and, for the main stream, its session's compactions),
 // never on the order or repetition of their events.
 import { judge, type MeasuredTurn } from './detect.js';
-import { baselineOf, compareTurns, emptyHistory, fold, type History } from './history.js';
+import { baselineOf, compareTurns, emptyHistory, familyOf, fold, type History } from './history.js';
 import { byCodePoint } from './hash.js';
 import { mergeEvent, toTurn, type TurnParts } from './join.js';
 import type { DetectionOptions } from './options.js';
@@ -22,6 +22,9 @@ export const MAIN_AGENT = 'main';
 export function streamKeyOf(turn: Turn): string {
   return JSON.stringify([turn.sessionId, turn.agentId]);
 }
+
+/** The concurrent requests of the many turns that overlapped nothing. */
+const NONE: readonly string[] = Object.freeze([]);
 
 /** A turn of the session's compact stream: only when it started matters. */
 export type Compaction = Pick<Turn, 'ts' | 'requestId'>;
@@ -51,15 +54,16 @@ export function evaluateOrdered(
       afterCompaction = true;
       next++;
     }
-    const { baseline, concurrent } = baselineOf(history, turn);
-    const judged = turn.usage ? judge(turn as MeasuredTurn, { baseline, afterCompaction }, options) : undefined;
-    const writerTiers = fold(history, turn);
+    const family = familyOf(turn);
+    const { baseline, concurrent } = baselineOf(history, turn, family);
+    const judged = turn.usage ? judge(turn as MeasuredTurn, baseline, afterCompaction, options) : undefined;
+    const writerTiers = fold(history, turn, family);
     if (!judged) continue;
     out.push({
       requestId: turn.requestId,
       state: judged.state,
       previousRequestId: baseline?.turn.requestId ?? null,
-      concurrentRequestIds: concurrent.length === 0 ? [] : concurrent.map((seen) => seen.turn.requestId),
+      concurrentRequestIds: concurrent.length === 0 ? NONE : concurrent.map((seen) => seen.turn.requestId),
       break: judged.break,
       writerTiers,
     });

@@ -226,6 +226,6 @@ export interface Evaluation {
   /** The baseline (SPEC §4.2), or null without one. */
   previousRequestId: string | null;
   /** Earlier turns of the stream that were not yet answering when this one started. */
-  concurrentRequestIds: string[];
+  concurrentRequestIds: readonly string[];
   break: BreakRecord | null;
 }
