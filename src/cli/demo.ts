@@ -45,6 +45,7 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
       io.stderr(`cachebreak demo: cannot open the database ${values.db}: ${(error as Error).message}\n`);
       return 1;
     }
+    await db.bringUpToDate(io.stderr);
     let accepted = 0;
     const breaks = new Set<string>();
     db.onBreak(({ record }) => breaks.add(record.requestId));

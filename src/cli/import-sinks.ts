@@ -46,16 +46,18 @@ function batchText(batch: readonly NumberedLine[]): string {
   return batch.map((l) => l.text).join('\n');
 }
 
-export function databaseSink(path: string, project: string, detection: DetectionOptions): Sink {
+export function databaseSink(path: string, project: string, detection: DetectionOptions, stderr: (text: string) => void): Sink {
   let db: ReturnType<typeof openLocal>;
   try {
     db = openLocal(path, project, 'import', detection);
   } catch (error) {
     throw new ImportStopped(`cannot open the database ${path}: ${(error as Error).message}`);
   }
+  let upToDate: Promise<void> | undefined;
   return {
     target: `${path} (project ${project})`,
     async send(batch) {
+      await (upToDate ??= db.bringUpToDate(stderr));
       let decoded: ReturnType<typeof decodeNdjson>;
       try {
         decoded = decodeNdjson(batchText(batch));

@@ -87,7 +87,7 @@ export const importCommand: Command<'db' | 'server' | 'project' | 'batch' | 'min
     };
     let sink: Sink;
     try {
-      sink = values.server ? serverSink(values.server) : databaseSink(values.db, values.project, detectionOf(values));
+      sink = values.server ? serverSink(values.server) : databaseSink(values.db, values.project, detectionOf(values), io.stderr);
     } catch (error) {
       return stopped(error);
     }

@@ -5,6 +5,7 @@ import { Pipeline, type BreakSubscriber, type Receiver } from '../ingest/pipelin
 import { SqliteStore } from '../store/sqlite/store.js';
 import type { BatchCounts, Store } from '../store/store.js';
 import { Counters } from '../telemetry/counters.js';
+import { reevaluateLogged } from '../reevaluation.js';
 import { createLogger } from '../telemetry/logfmt.js';
 
 export interface LocalDatabase {
@@ -15,6 +16,8 @@ export interface LocalDatabase {
   onBreak(subscriber: BreakSubscriber): void;
   /** Whether the database already holds this session. */
   hasSession(sessionId: string): Promise<boolean>;
+  /** Evaluates the stored turns again when an older version's rules judged them, with progress on `stderr`. */
+  bringUpToDate(stderr: (text: string) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -29,6 +32,9 @@ export function openLocal(path: string, project: string, receiver: Receiver, det
     ingest: (events) => pipeline.ingest(project, events, receiver),
     onBreak: (subscriber) => pipeline.subscribe(subscriber),
     hasSession: async (sessionId) => (await store.sessionTurns(project, sessionId)) !== null,
+    bringUpToDate: async (stderr) => {
+      if (await store.needsReevaluation()) await reevaluateLogged(store, createLogger(stderr), 'the database was written under older detection rules');
+    },
     close: () => store.close(),
   };
 }

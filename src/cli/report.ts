@@ -3,9 +3,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config.js';
 import { SERVICE_DETECTION } from '../prices/index.js';
-import { reevaluateLogged } from '../reevaluation.js';
 import { SqliteStore } from '../store/sqlite/store.js';
-import { createLogger } from '../telemetry/logfmt.js';
 import type { Command } from './command.js';
 import { gatherReport, type Report } from './report-data.js';
 import { renderReport } from './report-text.js';
@@ -30,8 +28,9 @@ export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> =
     let store: SqliteStore | undefined;
     try {
       store = new SqliteStore(values.db, SERVICE_DETECTION);
+      // A report reads: judging the turns again is the server's or `reevaluate`'s, with their options.
       if (await store.needsReevaluation()) {
-        await reevaluateLogged(store, createLogger(io.stderr), 'the database was written under older detection rules');
+        io.stderr(`cachebreak report: ${values.db} was judged by older detection rules; run \`cachebreak reevaluate --db ${values.db}\` (with your server's options), or start the server, to judge it by these\n`);
       }
       report = await gatherReport(store, values.db, values.project, range);
     } catch (error) {

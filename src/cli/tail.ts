@@ -136,6 +136,7 @@ export const tailCommand: Command<TailOptionName> = {
       io.stderr(`cachebreak tail: cannot open the database ${values.db}: ${(error as Error).message}\n`);
       return 1;
     }
+    await local.bringUpToDate(io.stderr);
     const report = stderrReport(io);
     const sink: TailSink = values.server ? serverTailSink(values.server, local, project, report.notice) : pipelineSink(local.pipeline, local.store, project);
     if (values.print) {

@@ -53,49 +53,50 @@ function markersOf(prefix: Prefix): Markers {
   return markers;
 }
 
-interface Boundary {
-  /** The cached prefix's last position. */
-  end: number;
-  /** It ends at the baseline's last marker. */
-  byMarker: boolean;
-}
-
 /**
  * SPEC §4.4: where the baseline's cached prefix ends. With explicit caching
  * and a marker on a message, at its last marker; else at the end of its
  * prompt when its messages are known; else nowhere (everything is inside).
  */
-function boundaryOf(baseline: Prefix, explicit: boolean): Boundary {
+function cachedPrefixEnd(baseline: Prefix, explicit: boolean): number {
   const last = explicit ? markersOf(baseline).lastOnMessage : undefined;
-  if (last !== undefined) return { end: last, byMarker: true };
-  if (baseline.messageHashes) return { end: messageAt(baseline.messageHashes.length - 1), byMarker: false };
-  return { end: Infinity, byMarker: false };
+  if (last !== undefined) return last;
+  if (baseline.messageHashes) return messageAt(baseline.messageHashes.length - 1);
+  return Infinity;
 }
 
-const settingsDiffer = (before: Prefix, after: Prefix) =>
-  before.cacheControlHash !== undefined && after.cacheControlHash !== undefined && before.cacheControlHash !== after.cacheControlHash;
+/** A difference known only from hashes, or from a declared TTL where no marker is known: it has no position. */
+function settingsDiffer(before: Prefix, after: Prefix, markersKnown: boolean): boolean {
+  if (before.cacheControlHash !== undefined && after.cacheControlHash !== undefined && before.cacheControlHash !== after.cacheControlHash) {
+    return true;
+  }
+  return !markersKnown && before.ttlMs !== undefined && after.ttlMs !== undefined && before.ttlMs !== after.ttlMs;
+}
 
 /**
  * SPEC §4.12: a marker added, removed or re-timed strictly inside the cached
- * prefix, or re-timed at the baseline's last marker, is a change; markers
- * after it (the usual marker on the newest message advancing) are not.
- * Returns the first change's position.
+ * prefix, or re-timed at the baseline's last marker on a message, is a
+ * change; markers after it, and the last marker advancing to the newest
+ * message, are not. Returns the first change's position.
  */
-function markerChange(before: Prefix, after: Prefix, boundary: Boundary): number | undefined {
-  const was = markersOf(before).byLocation;
+function markerChange(before: Prefix, after: Prefix, end: number): number | undefined {
+  const was = markersOf(before);
   const now = markersOf(after).byLocation;
-  // Markers unknown on one side: only the settings' hashes can tell.
-  if (was.size === 0 || now.size === 0) return settingsDiffer(before, after) ? INSIDE : undefined;
-  let first = settingsDiffer(before, after) ? INSIDE : undefined;
+  // Markers unknown on one side (an empty list means unknown): only the settings can tell.
+  if (was.byLocation.size === 0 || now.size === 0) {
+    const neither = was.byLocation.size === 0 && now.size === 0;
+    return settingsDiffer(before, after, !neither) ? INSIDE : undefined;
+  }
+  let first = settingsDiffer(before, after, true) ? INSIDE : undefined;
   const consider = (b: Marker | undefined, c: Marker | undefined) => {
     const position = (b ?? c)!.position ?? INSIDE;
-    if (position > boundary.end) return;
+    if (position > end) return;
     const retimed = b !== undefined && c !== undefined && b.settings !== c.settings;
-    const changed = boundary.byMarker && position === boundary.end ? retimed : retimed || b === undefined || c === undefined;
+    const changed = position === was.lastOnMessage ? retimed : retimed || b === undefined || c === undefined;
     if (changed && (first === undefined || position < first)) first = position;
   };
-  for (const [location, b] of was) consider(b, now.get(location));
-  for (const [location, c] of now) if (!was.has(location)) consider(undefined, c);
+  for (const [location, b] of was.byLocation) consider(b, now.get(location));
+  for (const [location, c] of now) if (!was.byLocation.has(location)) consider(undefined, c);
   return first;
 }
 
@@ -128,9 +129,9 @@ export function attribute(baseline: Compared, current: Compared, explicit: boole
   };
   const before = baseline.prefix;
   const after = current.prefix;
-  const end = before && after ? boundaryOf(before, explicit) : { end: Infinity, byMarker: false };
+  const end = before && after ? cachedPrefixEnd(before, explicit) : Infinity;
   // Checked in prefix order (CHANGE_REASONS), so each list comes out in it.
-  const place = (reason: ChangeReason, position: number) => (position <= end.end ? found.reasons : found.after).push(reason);
+  const place = (reason: ChangeReason, position: number) => (position <= end ? found.reasons : found.after).push(reason);
   if (baseline.model !== undefined && current.model !== undefined && modelFamily(baseline.model) !== modelFamily(current.model)) {
     place('model_changed', START);
   }

@@ -3,7 +3,7 @@
 // a miss.
 import { attribute } from './attribution.js';
 import { cachingMode, minCacheable, type CachingMode } from './caching.js';
-import type { Seen } from './history.js';
+import { MAX_FLIGHT_MS, type Seen } from './history.js';
 import type { DetectionOptions } from './options.js';
 import { extraCostUsd } from './prices.js';
 import { causeOfGap, retentionOf } from './retention.js';
@@ -78,7 +78,7 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
   const found = attribute(baseline, turn, baselineMode === 'explicit');
   // Since the entry was last refreshed, when the baseline started processing (SPEC §4.5); a turn known only
   // from its usage is placed at its response end, past any time to first token.
-  const refreshed = baseline.ts + (baseline.prefix === undefined ? 0 : (baseline.ttftMs ?? 0));
+  const refreshed = baseline.ts + (baseline.prefix === undefined ? 0 : Math.min(baseline.ttftMs ?? 0, MAX_FLIGHT_MS));
   const gapMs = Math.max(0, turn.ts - refreshed);
   const retention = retentionOf(baselineMode, seen.tiers, baseline);
   const gap = causeOfGap(gapMs, retention);
@@ -121,7 +121,7 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
     ttlMs: retention.ttlMs,
     ttlMaxMs: retention.ttlMaxMs,
     ttlSource: retention.ttlSource,
-    partialExpiry: gap.partialExpiry,
+    partialExpiry: cause === 'ttl_expired' && gap.partialExpiry,
     changedParams: found.changedParams,
     changesAfterCachedPrefix: found.after,
     providerDiagnosis: turn.diagnostics ?? null,

@@ -46,14 +46,17 @@ export function compareTurns(a: Pick<Turn, 'ts' | 'requestId'>, b: Pick<Turn, 't
   return a.ts - b.ts || byCodePoint(a.requestId, b.requestId);
 }
 
+/** A request not answering an hour after it started is not waited for: later turns may read what it left. */
+export const MAX_FLIGHT_MS = 60 * 60_000;
+
 /**
  * When a turn's cache entry became readable: its start plus time to first
  * token, else its response end. A turn known only from its usage starts, as
  * far as is known, at its response end: it was readable by then.
  */
 export function readyAtOf(turn: Turn): number | undefined {
-  if (turn.prefix === undefined) return turn.endTs;
-  return turn.ttftMs !== undefined ? turn.ts + turn.ttftMs : turn.endTs;
+  const readyAt = turn.prefix !== undefined && turn.ttftMs !== undefined ? turn.ts + turn.ttftMs : turn.endTs;
+  return readyAt === undefined ? undefined : Math.min(readyAt, turn.ts + MAX_FLIGHT_MS);
 }
 
 /** SPEC §4.2: `seen`'s cache entry existed when `turn` started. */

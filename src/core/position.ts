@@ -2,6 +2,7 @@
 // in the order the provider reads it: start < tools < system:0 < system:1 <
 // … < messages:0 < messages:1 < …  A position is one number, so that
 // comparing two is comparing numbers.
+import { hashString } from './hash.js';
 
 const SECTION = 2 ** 32;
 
@@ -24,6 +25,7 @@ export interface Marker {
 }
 
 const LOCATION = /^(tools|system|messages)(?::(-?\d+))?$/;
+const DURATION = /^\d+(?:\.\d+)?(?:ms|s|m|h|d)$/;
 
 function positionOf(location: string): number | null {
   const match = LOCATION.exec(location);
@@ -71,6 +73,11 @@ export function normalizeMarker(name: string, defaultTtl: string, counts: Counts
   const relative = /^(system|messages)(?::(-\d+))?$/.exec(location);
   const count = relative ? counts[relative[1] as 'system' | 'messages'] : undefined;
   if (relative && count !== undefined) location = `${relative[1]}:${count + Number(relative[2] ?? -1)}`;
-  const settings = marker.settings === '' || marker.settings.startsWith(',') ? defaultTtl + marker.settings : marker.settings;
-  return `${location}@${settings}`;
+  // Only equality matters beyond the location and TTL: anything else is kept as a hash, never as sent.
+  if (positionOf(location) === null) location = `other:${hashString(location)}`;
+  const comma = marker.settings.indexOf(',');
+  let ttl = comma < 0 ? marker.settings : marker.settings.slice(0, comma);
+  if (ttl === '') ttl = defaultTtl;
+  else if (!DURATION.test(ttl)) ttl = hashString(ttl);
+  return `${location}@${ttl}${comma < 0 ? '' : `,${hashString(marker.settings.slice(comma))}`}`;
 }

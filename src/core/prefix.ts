@@ -33,14 +33,14 @@ function hashSettings(settings: CacheControl): string {
 }
 
 /**
- * What of cache_control the markers do not say. Scope and TTL follow the last
- * marker, which advances with every appended message, so they count only when
- * no marker is known.
+ * What of cache_control no marker says: whether caching is on, and the cache
+ * key. Scope and TTL follow the markers (or, without markers, the declared
+ * TTL, kept as `ttlMs`), so they are compared as markers.
  */
-function settingsOf(control: CacheControl, markersKnown: boolean): CacheControl {
-  const { markers: _markers, ...rest } = control;
-  if (!markersKnown) return rest;
-  const { scope: _scope, ttl: _ttl, ...settings } = rest;
+function settingsOf(control: CacheControl): CacheControl {
+  const settings: CacheControl = {};
+  if (control.enabled !== undefined) settings.enabled = control.enabled;
+  if (control.key !== undefined) settings.key = control.key;
   return settings;
 }
 
@@ -92,7 +92,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
     const counts = { system: snapshot.systemBlockHashes?.length, messages: snapshot.messageHashes?.length };
     prefix.markers = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, counts)));
   }
-  const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control, markers.length > 0)) : undefined);
+  const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
   const ttlMs = parseDuration(control?.ttl);
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;

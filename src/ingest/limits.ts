@@ -26,3 +26,21 @@ export const LIMIT_OPTIONS: Record<keyof Limits, string> = {
   maxTools: '--max-tools',
   maxAttributes: '--max-attributes',
 };
+
+/** Nesting levels a free-form value (raw usage, diagnostics, parameters, raw content) may have. */
+export const MAX_DEPTH = 64;
+
+/** Whether `value` nests deeper than `maxDepth` levels of objects and arrays (walked without recursion). */
+export function nestedDeeper(value: unknown, maxDepth = MAX_DEPTH): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const item of level) {
+      if (typeof item !== 'object' || item === null) continue;
+      if (depth >= maxDepth) return true;
+      for (const child of Array.isArray(item) ? item : Object.values(item)) next.push(child);
+    }
+    level = next;
+  }
+  return false;
+}

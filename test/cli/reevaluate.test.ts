@@ -1,7 +1,7 @@
 // `cachebreak reevaluate`: every stored turn judged again — under this
 // version's rules for a database written by an older one, or under new
 // thresholds — with nothing stored lost.
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
@@ -55,6 +55,30 @@ describe('cachebreak reevaluate', () => {
     expect(strict.turns.filter((t) => t.state === 'miss')).toEqual([]);
     expect((await cli(['reevaluate', '--db', db])).code).toBe(0);
     expect((await read(db)).breaks).toEqual(before.breaks);
+  });
+
+  it('report only reads: it says how to bring an old database up to date, and leaves it as it was', async () => {
+    const db = join(tempDir(), 'v0.1.0.db');
+    copyFileSync(FIXTURE_V0_1_0, db);
+    const { code, stderr } = await cli(['report', '--db', db]);
+    expect(code).toBe(0);
+    expect(stderr).toContain(`was judged by older detection rules; run \`cachebreak reevaluate --db ${db}\``);
+    expect((await read(db)).outdated).toBe(true);
+  });
+
+  it('a command that writes the database (import) brings it up to date first, with its own options', async () => {
+    const db = join(tempDir(), 'v0.1.0.db');
+    copyFileSync(FIXTURE_V0_1_0, db);
+    const file = join(tempDir(), 'events.ndjson');
+    writeFileSync(file, JSON.stringify({ type: 'usage', requestId: 'late', sessionId: 'sess_C', ts: 1764496800000, uncachedInputTokens: 10, cacheReadInputTokens: 0 }) + '\n');
+    const { code, stderr } = await cli(['import', '--db', db, '--min-miss-tokens', '60000', file]);
+    expect(code).toBe(0);
+    // Both stored breaks are dropped under the higher floor.
+    expect(stderr).toMatch(/ event=reevaluation_done streams=2 breaksChanged=2 /);
+    const { breaks, outdated } = await read(db);
+    expect(outdated).toBe(false);
+    // Judged with the import's 60,000-token floor: no break.
+    expect(breaks).toEqual([]);
   });
 
   it('says when there is no database', async () => {

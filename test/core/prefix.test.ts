@@ -15,15 +15,30 @@ describe('prefix', () => {
     expect(parseDuration(undefined)).toBeUndefined();
   });
 
-  it('derives the system hash from block hashes, and the cache_control hash from the settings', () => {
+  it('derives the system hash from block hashes, and the cache_control hash from what no marker says', () => {
     const prefix = toPrefix({
       model: 'm',
       systemBlockHashes: ['a', 'b'],
-      cacheControl: { enabled: true, ttl: '1h' },
+      cacheControl: { enabled: true, ttl: '1h', scope: 'tools+system', key: 'k' },
     });
     expect(prefix.systemHash).toBe(hashString('a\u0000b'));
-    expect(prefix.cacheControlHash).toBe(hashValue({ enabled: true, ttl: '1h' }));
+    // TTL and scope belong to the markers (or to ttlMs without them).
+    expect(prefix.cacheControlHash).toBe(hashValue({ enabled: true, key: 'k' }));
     expect(prefix.ttlMs).toBe(3_600_000);
+  });
+
+  it('keeps marker locations and TTLs, and anything else a client sent as a hash', () => {
+    const prefix = toPrefix({
+      model: 'm',
+      messageHashes: ['x', 'y'],
+      cacheControl: { markers: ['messages:-1', 'system:0@1h,scope=acme corp', 'somewhere@5m', 'tools@forever'] },
+    });
+    expect(prefix.markers).toEqual([
+      `other:${hashString('somewhere')}@5m`,
+      `tools@${hashString('forever')}`,
+      `system:0@1h,${hashString(',scope=acme corp')}`,
+      'messages:1@5m',
+    ]);
   });
 
   it('keeps client hashes as opaque strings', () => {

@@ -389,6 +389,46 @@ describe('§4.6 markers', () => {
   });
 });
 
+describe('§4.6 markers, continued', () => {
+  const marked = (markers: string[] | undefined) => ({ messageHashes: messages(5), cacheControl: { enabled: true, ttl: '5m', ...(markers ? { markers } : {}) } });
+
+  it('an empty or absent marker list means markers unknown: no marker change', () => {
+    for (const unknown of [[], undefined]) {
+      const result = evaluate([
+        turn('r1', { ...marked(['system:0', 'messages:2']), usage: WARM }),
+        turn('r2', { at: MINUTE, ...marked(unknown), usage: usage(0, 49_300) }),
+      ]);
+      expect(result.get('r2')!.break, JSON.stringify(unknown)).toMatchObject({ reason: 'likely_provider_ttl_or_eviction' });
+    }
+  });
+
+  it('with automatic caching too, the last marker advancing to the newest message is no change', () => {
+    const auto = (id: string, at: number, n: number, u: Usage) =>
+      turn(id, { at, provider: 'openrouter', messageHashes: messages(n), cacheControl: { enabled: true, markers: [`messages:${n - 1}`] }, usage: u });
+    const result = evaluate([auto('r1', 0, 4, automatic(0, 40_000)), auto('r2', MINUTE, 6, automatic(0, 41_000))]);
+    expect(result.get('r2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', changesAfterCachedPrefix: [] });
+  });
+});
+
+describe('§4.2 and §4.5 bounds', () => {
+  it('a request not answering an hour after it started is not waited for', () => {
+    const result = evaluate([
+      turn('stuck', { ttftMs: 1e12, usage: usage(0, 48_900) }),
+      turn('later', { at: 2 * 60 * MINUTE, usage: usage(48_900, 100) }),
+    ]);
+    expect(result.get('later')).toMatchObject({ state: 'hit', previousRequestId: 'stuck', concurrentRequestIds: [] });
+  });
+
+  it('partialExpiry goes with a ttl_expired cause only', () => {
+    const tiered = { enabled: true, markers: ['system:1@1h', 'messages:-1@5m'] };
+    const result = evaluate([
+      turn('r1', { cacheControl: tiered, usage: WARM }),
+      turn('r2', { at: 10 * MINUTE, cacheControl: tiered, model: 'claude-opus-4-5', usage: usage(0, 49_300) }),
+    ]);
+    expect(result.get('r2')!.break).toMatchObject({ reason: 'model_changed', cause: null, partialExpiry: false });
+  });
+});
+
 describe('§4.9 compaction', () => {
   it('a turn in the compact stream makes the next main-stream turn expected, and only that one', () => {
     const result = evaluate([

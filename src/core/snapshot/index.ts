@@ -35,6 +35,8 @@ export function buildSnapshot(body: unknown, api?: RequestApi, options: Snapshot
     return { ok: true, snapshot: BUILDERS[chosen](body, options) };
   } catch (error) {
     if (error instanceof SnapshotError) return { ok: false, field: error.field, error: error.message };
+    // Hashing walks the content: a body nested deeper than the stack allows is refused, not a crash.
+    if (error instanceof RangeError) return { ok: false, field: 'body', error: 'body: nested too deeply to read' };
     throw error;
   }
 }

@@ -6,7 +6,7 @@ import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
 import { plainlyValid } from './plain.js';
-import { DEFAULT_LIMITS, LIMIT_OPTIONS, type Limits } from '../limits.js';
+import { DEFAULT_LIMITS, LIMIT_OPTIONS, MAX_DEPTH, nestedDeeper, type Limits } from '../limits.js';
 import { EVENT_SCHEMAS, eventSchemas, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
 
 export interface Rejection {
@@ -136,9 +136,15 @@ function validated<T>(type: EventType, value: Record<string, unknown>, limits: L
   return parsed.data as T;
 }
 
+/** Fields that hold free-form JSON, walked when hashed or stored. */
+const FREE_FORM = ['usage', 'diagnostics', 'system', 'toolDefinitions', 'thinking', 'toolChoice', 'params'] as const;
+
 function convert(value: unknown, limits: Limits): CacheEvent {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new Invalid('event', 'expected a JSON object');
+  }
+  for (const field of FREE_FORM) {
+    if (nestedDeeper((value as Record<string, unknown>)[field])) throw new Invalid(field, `nested more than ${MAX_DEPTH} levels deep`);
   }
   const type = (value as { type?: unknown }).type;
   if (type === undefined) throw new Invalid('type', 'required: one of snapshot, usage, turn');

@@ -29,6 +29,8 @@ const TYPES: Readonly<Record<string, EventType>> = {
 
 /** Fields that may come as a map, a JSON string or flattened attributes. */
 const NESTED = new Set(['cacheControl', 'usage', 'diagnostics', 'thinking', 'toolChoice', 'params']);
+/** Of those, the ones whose value may also be a plain string (tool_choice "auto"). */
+const PLAIN_STRING = new Set(['thinking', 'toolChoice']);
 /** Fields that may come as their value or as a JSON string of it. */
 const JSON_TEXT = new Set(['tools', 'toolDefinitions']);
 
@@ -66,6 +68,18 @@ function tools(attributes: Attributes): AttributeValue | undefined {
   return names.map((name, i) => ({ name, schemaHash: hashes[i]! }));
 }
 
+function nested(attributes: Attributes, field: string): AttributeValue | undefined {
+  const value = attributes[field];
+  if (PLAIN_STRING.has(field) && typeof value === 'string') {
+    try {
+      return JSON.parse(value) as AttributeValue;
+    } catch {
+      return value;
+    }
+  }
+  return structured(attributes, field);
+}
+
 /** The SPEC §2 event that a native record's attributes describe. */
 export function nativeEventJson(type: EventType, record: LogRecord): Record<string, unknown> {
   const { attributes } = record;
@@ -75,7 +89,7 @@ export function nativeEventJson(type: EventType, record: LogRecord): Record<stri
   for (const field of FIELDS[type]) {
     let value: unknown;
     if (field === 'tools') value = tools(attributes);
-    else if (NESTED.has(field)) value = attributes[field] !== undefined ? structured(attributes, field) : dotted.length > 0 ? unflatten(attributes, dotted, field) : undefined;
+    else if (NESTED.has(field)) value = attributes[field] !== undefined ? nested(attributes, field) : dotted.length > 0 ? unflatten(attributes, dotted, field) : undefined;
     else if (JSON_TEXT.has(field)) value = structured(attributes, field);
     else value = attributes[field];
     if (value !== undefined && value !== null) json[field] = value;
