@@ -36,7 +36,7 @@ export function buildSnapshot(body: unknown, api?: RequestApi, options: Snapshot
   } catch (error) {
     if (error instanceof SnapshotError) return { ok: false, field: error.field, error: error.message };
     // Hashing walks the content: a body nested deeper than the stack allows is refused, not a crash.
-    if (error instanceof RangeError) return { ok: false, field: 'body', error: 'body: nested too deeply to read' };
+    if (error instanceof RangeError && /call stack/i.test(error.message)) return { ok: false, field: 'body', error: 'body: nested too deeply to read' };
     throw error;
   }
 }
