@@ -74,6 +74,21 @@ function sortMarkers(names: string[]): string[] {
   });
 }
 
+/** Marker lists repeat turn after turn: normalised once per list, TTL and counts (bounded). */
+const normalized = new Map<string, string[]>();
+
+function normalizedMarkers(markers: readonly string[], ttl: string, snapshot: SnapshotContent): string[] {
+  const counts = { system: snapshot.systemBlockHashes?.length, messages: snapshot.messageHashes?.length };
+  const key = JSON.stringify([markers, ttl, counts.system, counts.messages]);
+  let names = normalized.get(key);
+  if (names === undefined) {
+    names = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, counts)));
+    if (normalized.size >= 4096) normalized.clear();
+    normalized.set(key, names);
+  }
+  return names;
+}
+
 export function toPrefix(snapshot: SnapshotContent): Prefix {
   const prefix: Prefix = { model: snapshot.model };
   const systemHash =
@@ -87,11 +102,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   }
   const control = snapshot.cacheControl;
   const markers = control?.markers ?? [];
-  if (markers.length > 0) {
-    const ttl = control?.ttl ?? DEFAULT_MARKER_TTL;
-    const counts = { system: snapshot.systemBlockHashes?.length, messages: snapshot.messageHashes?.length };
-    prefix.markers = sortMarkers(markers.map((name) => normalizeMarker(name, ttl, counts)));
-  }
+  if (markers.length > 0) prefix.markers = normalizedMarkers(markers, control?.ttl ?? DEFAULT_MARKER_TTL, snapshot);
   const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
   const ttlMs = parseDuration(control?.ttl);

@@ -95,6 +95,8 @@ export class Writer {
   private readonly tail: TailWriter;
   /** Streams active at once are far fewer; one evicted costs two reads when it next appends. */
   private readonly tails = new Lru<number, StreamTail>(10_000);
+  /** Per session (project, sessionId), its compact stream or null: main-stream turns ask on every write. */
+  private readonly compactStreams = new Lru<string, number | null>(10_000);
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
   /** Writes several requests' events in one transaction (one commit for all of them). */
@@ -176,6 +178,7 @@ export class Writer {
   /** Forgets every cached stream tail (after a failed transaction, or a write by another connection). */
   forget(): void {
     this.tails.clear();
+    this.compactStreams.clear();
     this.dataVersion = -1;
   }
 
@@ -183,6 +186,7 @@ export class Writer {
     const version = this.statements.dataVersion.get()!.data_version;
     if (version !== this.dataVersion) {
       this.tails.clear();
+      this.compactStreams.clear();
       this.dictionary.forget();
       this.dataVersion = version;
     }
@@ -249,8 +253,17 @@ export class Writer {
   private compactionChanged(streamId: number, ts: number, changed: (streamId: number, ts: number) => void): void {
     const stream = this.dictionary.streamById(streamId);
     if (stream.agentId !== COMPACT_AGENT) return;
+    this.compactStreams.set(`${stream.projectId}\u0000${stream.sessionId}`, streamId);
     const main = this.dictionary.existingStream(stream.projectId, stream.sessionId, MAIN_AGENT);
     if (main !== undefined) changed(main, ts);
+  }
+
+  /** The session's compact stream, if it has one; known, or looked up once (null: none yet). */
+  private compactStreamOf(projectId: number, sessionId: string): number | null {
+    const key = `${projectId}\u0000${sessionId}`;
+    let id = this.compactStreams.get(key);
+    if (id === undefined) this.compactStreams.set(key, (id = this.dictionary.existingStream(projectId, sessionId, COMPACT_AGENT) ?? null));
+    return id;
   }
 
   /** The compaction turns a main stream's evaluation from `history` on must know, in stream order. */
@@ -262,8 +275,8 @@ export class Writer {
   ): Compaction[] {
     const stream = this.dictionary.streamById(streamId);
     if (stream.agentId !== MAIN_AGENT) return [];
-    const compact = this.dictionary.existingStream(stream.projectId, stream.sessionId, COMPACT_AGENT);
-    if (compact === undefined) return [];
+    const compact = this.compactStreamOf(stream.projectId, stream.sessionId);
+    if (compact === null) return [];
     const found: Compaction[] = [];
     for (const row of this.statements.compactions.all(compact, history.last?.ts ?? -Infinity)) {
       if (!stagedIds.has(row.id)) found.push({ requestId: row.request_id, ts: row.ts });
