@@ -1,9 +1,31 @@
 // logfmt lines: key=value pairs, values quoted only when they need it.
+// Values come from clients (session ids, model names, file paths): control
+// characters, line separators and bidirectional overrides are escaped, so a
+// value can neither drive the terminal that shows the log nor forge a line.
 
 export type LogValue = string | number | boolean | null | undefined | readonly string[];
 
+/**
+ * Characters a terminal or a log viewer acts on: C0 and C1 controls, DEL,
+ * line and paragraph separators, and the bidirectional formatting characters.
+ */
+const UNPRINTABLE = '[\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a-\\u202e\\u2066-\\u2069]';
+const HAS_UNPRINTABLE = new RegExp(UNPRINTABLE, 'u');
+const EVERY_UNPRINTABLE = new RegExp(UNPRINTABLE, 'gu');
+
+function escapeOne(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** `text` with every unprintable character written as \uXXXX: safe to show on a terminal. */
+export function printable(text: string): string {
+  return text.replace(EVERY_UNPRINTABLE, escapeOne);
+}
+
 function quote(value: string): string {
-  return /^[^\s"=\\]+$/.test(value) ? value : JSON.stringify(value);
+  if (/^[^\s"=\\]+$/.test(value) && !HAS_UNPRINTABLE.test(value)) return value;
+  // JSON escapes C0 controls, quotes and backslashes; the rest is escaped the same way, so the value still parses as JSON.
+  return printable(JSON.stringify(value));
 }
 
 export function logfmt(fields: Readonly<Record<string, LogValue>>): string {
