@@ -24,6 +24,7 @@ import { registerStats } from './serve/rest/stats.js';
 import { InvalidQueryError, type Store } from './store/store.js';
 import type { Counters } from './telemetry/counters.js';
 import type { Logger } from './telemetry/logfmt.js';
+import { LogThrottle } from './telemetry/throttle.js';
 
 export interface AppDeps {
   store: Store;
@@ -82,12 +83,24 @@ export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
   registerGrafana(app, deps);
 }
 
+/** The client closed the connection before its request was read and answered: nothing failed on this side. */
+function clientGone(error: Error, request: Request): boolean {
+  return (error as NodeJS.ErrnoException).code === 'ECONNRESET' || request.signal.aborted;
+}
+
 function installErrorHandling(app: Hono<AppEnv>, log: Logger): void {
+  const repeated = new LogThrottle();
   app.notFound((c) => {
     const error = new CachebreakError('not_found', `no route ${c.req.method} ${c.req.path}`, 'GET /v1 lists the routes');
     return renderError(error, c.var.requestId);
   });
   app.onError((error, c) => {
+    if (clientGone(error, c.req.raw)) {
+      const suppressed = repeated.admit('client_disconnected');
+      if (suppressed !== undefined) log.info('client_disconnected', { requestId: c.var.requestId, path: c.req.path, ...(suppressed > 0 ? { suppressed } : {}) });
+      // Nobody is left to read it.
+      return new Response(null, { status: 400, headers: { connection: 'close' } });
+    }
     const otlp = otlpErrorResponse(c, error, log);
     if (otlp) return otlp;
     const requestId = c.var.requestId ?? 'unknown';
