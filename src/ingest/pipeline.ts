@@ -9,6 +9,7 @@ import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, Tail
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
+import { LogThrottle } from '../telemetry/throttle.js';
 
 export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
 
@@ -54,6 +55,8 @@ export class Pipeline {
   private readonly queue: Pending[] = [];
   private queuedEvents = 0;
   private scheduled = false;
+  /** A full disk fails every write: one store_unavailable line per code and minute, not one per request. */
+  private readonly repeated = new LogThrottle();
 
   constructor(
     private readonly store: Store,
@@ -159,7 +162,8 @@ export class Pipeline {
   private storeError(error: unknown): unknown {
     const code = String((error as { code?: unknown }).code ?? '');
     if (!RETRYABLE.test(code)) return error;
-    this.log.error('store_unavailable', { code, message: (error as Error).message });
+    const suppressed = this.repeated.admit(code);
+    if (suppressed !== undefined) this.log.error('store_unavailable', { code, message: (error as Error).message, ...(suppressed > 0 ? { suppressed } : {}) });
     return new CachebreakError(
       'unavailable',
       `the database cannot take writes right now (${code}); nothing from this request was stored`,
