@@ -126,7 +126,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   }
   const inflight = new InflightBudget(inflightLimit);
   const log = createLogger(stderr);
-  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true });
+  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
   if (!openWithoutKeys && !(await store.hasActiveKeys())) {
     await store.close();

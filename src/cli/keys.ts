@@ -29,7 +29,8 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
   ].join('\n'),
   async run({ values, positionals }, io) {
     const [action, target] = positionals;
-    const store = new SqliteStore(values.db, SERVICE_DETECTION);
+    // Listing only reads: a read-only database can still be listed.
+    const store = new SqliteStore(values.db, SERVICE_DETECTION, { mustWrite: action !== 'list' });
     try {
       switch (action) {
         case 'create': {

@@ -22,7 +22,7 @@ export interface LocalDatabase {
 }
 
 export function openLocal(path: string, project: string, receiver: Receiver, detection: DetectionOptions): LocalDatabase {
-  const store = new SqliteStore(path, detection, { backgroundCheckpoint: true });
+  const store = new SqliteStore(path, detection, { backgroundCheckpoint: true, mustWrite: true });
   // A command reports what it wrote in its summary; one log line per break
   // would bury that summary.
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));

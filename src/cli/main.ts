@@ -1,6 +1,7 @@
 // cachebreak's command line: one command per file under cli/, dispatched here.
 // Kept apart from the bin entry so tests call `main` with an in-memory Io.
 import { ConfigError, parseOptions } from '../config.js';
+import { DatabaseUnusable } from '../store/db.js';
 import { commandHelp, type Command, type Io } from './command.js';
 import { demoCommand } from './demo.js';
 import { importCommand } from './import.js';
@@ -50,6 +51,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     if (error instanceof ConfigError) {
       io.stderr(`cachebreak ${command.name}: ${error.message}\n`);
       return 2;
+    }
+    // What is wrong with the file and what to do: no stack trace.
+    if (error instanceof DatabaseUnusable) {
+      io.stderr(`cachebreak ${command.name}: ${error.message}\n`);
+      return 1;
     }
     throw error;
   }

@@ -25,7 +25,7 @@ export const reevaluateCommand: Command<'db' | 'min-miss-tokens' | 'miss-ratio' 
       io.stderr(`cachebreak reevaluate: no database at ${values.db}; point --db at one\n`);
       return 1;
     }
-    const store = new SqliteStore(values.db, detectionOf(values));
+    const store = new SqliteStore(values.db, detectionOf(values), { mustWrite: true });
     try {
       const result = await reevaluateLogged(store, createLogger(io.stderr), 'asked for on the command line');
       io.stdout(`Evaluated ${result.streams} streams again; ${result.breaksChanged} break records were found, changed or dropped.\n`);

@@ -11,6 +11,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'infl
     'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
     'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
     '--format, --from-start and --batch apply to them.',
+    'Exit code: 0 once stopped; 1 when the database cannot be opened or written (a read-only file, a missing',
+    'or read-only directory), before anything listens; 2 for a usage error.',
   ].join('\n'),
   async run({ values }, io) {
     if (values.retain !== undefined && values['retain-rollups'] !== undefined && values['retain-rollups'] < values.retain) {

@@ -34,10 +34,93 @@ export interface OpenOptions {
   readonly?: boolean;
   /** Another thread checkpoints (see checkpointer.ts): this connection only does so as a last resort. */
   backgroundCheckpoint?: boolean;
+  /**
+   * Fail at once (DatabaseUnusable) when this process cannot write the file,
+   * instead of opening it read-only and failing every write later.
+   */
+  mustWrite?: boolean;
+}
+
+/** The database file cannot be used as asked; the message says why and what to do. */
+export class DatabaseUnusable extends Error {
+  /** SQLite's result code (SQLITE_CANTOPEN, SQLITE_READONLY, …). */
+  readonly code: string;
+
+  constructor(message: string, code: string, cause: unknown) {
+    super(message, { cause });
+    this.name = 'DatabaseUnusable';
+    this.code = code;
+  }
+}
+
+function codeOf(error: unknown): string {
+  return String((error as { code?: unknown }).code ?? '');
+}
+
+function unusable(path: string, error: unknown): DatabaseUnusable {
+  const code = codeOf(error);
+  const reason = (error as Error).message;
+  const user = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
+  if (code === 'SQLITE_READONLY' || code.startsWith('SQLITE_READONLY_')) {
+    return new DatabaseUnusable(
+      `the database ${path} is read-only for this process${user} (${reason}): cachebreak writes to it. ` +
+        `Make the file, and the directory it is in, writable by this user (SQLite writes ${path}-wal and ${path}-shm beside it), or point --db at a writable file`,
+      code,
+      error,
+    );
+  }
+  if (code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_') || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
+    return new DatabaseUnusable(
+      `cannot open or create the database ${path}${user} (${reason}): its directory must exist and be writable by this user, ` +
+        `for the file and its -wal and -shm files. Create the directory or fix its permissions, or point --db elsewhere`,
+      code,
+      error,
+    );
+  }
+  return new DatabaseUnusable(`cannot use the database ${path} (${reason}); check the file, or point --db at another one`, code, error);
+}
+
+/**
+ * Whether this connection can write. A file SQLite had to open read-only still
+ * begins a write transaction in WAL mode; only a write is refused
+ * (SQLITE_READONLY). So the header's user_version is written with the value it
+ * has, inside a transaction that is rolled back: nothing changes. A lock held
+ * by another writer (SQLITE_BUSY) means the file is writable.
+ */
+function checkWritable(sqlite: Database.Database): void {
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    const version = Number(sqlite.pragma('user_version', { simple: true }));
+    sqlite.exec('BEGIN IMMEDIATE');
+    try {
+      sqlite.pragma(`user_version = ${version}`);
+    } finally {
+      sqlite.exec('ROLLBACK');
+    }
+  } catch (error) {
+    if (codeOf(error) !== 'SQLITE_BUSY') throw error;
+  } finally {
+    sqlite.pragma('busy_timeout = 5000');
+  }
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
-  const sqlite = new Database(path, { readonly: options.readonly ?? false });
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(path, { readonly: options.readonly ?? false });
+  } catch (error) {
+    throw unusable(path, error);
+  }
+  try {
+    return prepare(sqlite, options);
+  } catch (error) {
+    sqlite.close();
+    if (!codeOf(error).startsWith('SQLITE_')) throw error;
+    throw unusable(path, error);
+  }
+}
+
+function prepare(sqlite: Database.Database, options: OpenOptions): OpenedDatabase {
   // Readers never wait for the writer in WAL mode; a committed transaction is
   // in the WAL before the response is sent, so a killed process loses nothing.
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
@@ -50,6 +133,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): OpenedDat
   sqlite.pragma(options.readonly ? 'cache_size = -16384' : 'cache_size = -65536');
   sqlite.pragma(`wal_autocheckpoint = ${options.backgroundCheckpoint ? 100_000 : 10_000}`);
   const db = drizzle(sqlite, { schema });
+  if (options.mustWrite && !options.readonly) checkWritable(sqlite);
   if (!options.readonly) migrate(db, { migrationsFolder: MIGRATIONS_FOLDER });
   return { sqlite, db };
 }
