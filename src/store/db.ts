@@ -57,7 +57,11 @@ function codeOf(error: unknown): string {
   return String((error as { code?: unknown }).code ?? '');
 }
 
-function unusable(path: string, error: unknown): DatabaseUnusable {
+/**
+ * The failures that mean "this process may not write here", with what to do;
+ * undefined for any other (a file that is not a database keeps SQLite's error).
+ */
+function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   const code = codeOf(error);
   const reason = (error as Error).message;
   const user = typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '';
@@ -69,7 +73,7 @@ function unusable(path: string, error: unknown): DatabaseUnusable {
       error,
     );
   }
-  if (code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_') || code === 'SQLITE_PERM' || code === 'SQLITE_AUTH') {
+  if (code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_') || code === 'SQLITE_PERM') {
     return new DatabaseUnusable(
       `cannot open or create the database ${path}${user} (${reason}): its directory must exist and be writable by this user, ` +
         `for the file and its -wal and -shm files. Create the directory or fix its permissions, or point --db elsewhere`,
@@ -77,7 +81,7 @@ function unusable(path: string, error: unknown): DatabaseUnusable {
       error,
     );
   }
-  return new DatabaseUnusable(`cannot use the database ${path} (${reason}); check the file, or point --db at another one`, code, error);
+  return undefined;
 }
 
 /**
@@ -105,18 +109,19 @@ function checkWritable(sqlite: Database.Database): void {
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
+  // A reader has nothing to advise about writing: it keeps SQLite's error.
+  const explain = (error: unknown) => (options.readonly ? undefined : unusable(path, error)) ?? error;
   let sqlite: Database.Database;
   try {
     sqlite = new Database(path, { readonly: options.readonly ?? false });
   } catch (error) {
-    throw unusable(path, error);
+    throw explain(error);
   }
   try {
     return prepare(sqlite, options);
   } catch (error) {
     sqlite.close();
-    if (!codeOf(error).startsWith('SQLITE_')) throw error;
-    throw unusable(path, error);
+    throw explain(error);
   }
 }
 
