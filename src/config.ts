@@ -3,6 +3,7 @@
 // configuration table are generated from it; nothing reads process.env later.
 import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
+import { publicHostOf } from './auth/open-access.js';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
@@ -291,9 +292,25 @@ export const OPTIONS = {
     env: 'CACHEBREAK_INSECURE_NO_AUTH',
     default: false,
     valueName: '',
-    help: 'Serve without API keys on an address other than loopback (anyone who can connect reads and writes)',
+    help: 'Serve without API keys anyway: on an address other than loopback, through a proxy (which must then authenticate), and after every key was revoked (anyone who can connect reads and writes)',
     parse: flag,
   } satisfies Option<boolean>,
+  'public-url': {
+    env: 'CACHEBREAK_PUBLIC_URL',
+    default: [] as string[],
+    shownDefault: 'none',
+    valueName: 'URLS',
+    help: 'URLs or host names clients reach the server by, comma-separated (e.g. https://cachebreak.example.com); with no API key, a request whose Host header names anything but these, localhost or an IP address is refused (403: DNS rebinding)',
+    parse: (raw, name) => {
+      const items = raw.split(',').filter((item) => item.trim() !== '');
+      if (items.length === 0) throw new ConfigError(`${name}: expected URLs or host names separated by commas, such as https://cachebreak.example.com`);
+      return items.map((item) => {
+        const host = publicHostOf(item);
+        if (host === undefined) throw new ConfigError(`${name}: expected URLs or host names separated by commas, such as https://cachebreak.example.com, got "${item.trim().slice(0, 100)}"`);
+        return host;
+      });
+    },
+  } satisfies Option<string[]>,
   'rate-limit': {
     env: 'CACHEBREAK_RATE_LIMIT',
     default: 100,

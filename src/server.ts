@@ -2,7 +2,7 @@
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import { Authenticator } from './auth/authenticator.js';
+import { Authenticator, type Access } from './auth/authenticator.js';
 import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
@@ -31,8 +31,10 @@ export interface ServerOptions {
   retainMs?: number | undefined;
   /** Age past which rollups are deleted; undefined keeps them. */
   retainRollupsMs?: number | undefined;
-  /** Serve without keys on an address other than loopback. */
+  /** Serve without keys on an address other than loopback, after every key was revoked, and through a proxy. */
   insecureNoAuth?: boolean;
+  /** Host names a server without keys answers besides localhost and IP addresses (--public-url). */
+  publicHosts?: readonly string[];
   /** Requests per second per API key. */
   rateLimit?: number;
   /** Events waiting to be written, past which ingest answers 429; DEFAULT_QUEUE_LIMIT when absent. */
@@ -79,6 +81,22 @@ async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pip
   return tailer;
 }
 
+/** Says at start whether the server is open, loudly, and what that means. */
+function announceAccess(access: Access, keys: Awaited<ReturnType<SqliteStore['keyState']>>, options: ServerOptions, log: Logger): void {
+  if (access === 'locked') {
+    if (keys === 'revoked') log.info('access', { state: 'locked', message: 'every API key is revoked: every request but /healthz and /readyz is refused until a key is created (cachebreak keys create)' });
+    return;
+  }
+  const names = ['localhost', 'IP addresses', ...(options.publicHosts ?? [])].join(', ');
+  log.warn('open_access', {
+    state: 'open',
+    message:
+      `no API key: anyone who can connect reads and writes. Answered only when addressed to ${names}` +
+      (options.insecureNoAuth ? ' (--insecure-no-auth: proxied requests too)' : ', and never through a proxy') +
+      '. Lock it by creating a key: cachebreak keys create --project NAME --scope ingest,read',
+  });
+}
+
 /** How often retention runs. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 
@@ -88,6 +106,8 @@ export interface RunningServer {
   /** The bound OTLP/gRPC port, when gRPC is served. */
   grpcPort: number | undefined;
   log: Logger;
+  /** Whether the server answered without a key when it started (keys created later lock it within a second). */
+  access: Access;
   /** Stops accepting, lets in-flight requests finish, then closes the database. */
   close(): Promise<void>;
 }
@@ -142,7 +162,17 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const counters = new Counters();
   const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });
   const perSecond = options.rateLimit ?? 100;
-  const auth = new Authenticator(store, { openProject: options.project, openWithoutKeys, rateLimit: { perSecond, burst: 2 * perSecond }, now: Date.now });
+  const auth = new Authenticator(store, {
+    openProject: options.project,
+    openWithoutKeys,
+    insecureNoAuth: options.insecureNoAuth === true,
+    publicHosts: options.publicHosts ?? [],
+    rateLimit: { perSecond, burst: 2 * perSecond },
+    now: Date.now,
+    log,
+  });
+  const access = await auth.access();
+  announceAccess(access, await store.keyState(), options, log);
   // The OpenTelemetry SDK takes most of a second to load: only when it is used.
   const otel = options.otel;
   let breakExport: BreakExport | undefined;
@@ -206,6 +236,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     port,
     grpcPort: grpc?.port,
     log,
+    access,
     close() {
       closing ??= Promise.all([
         new Promise<void>((resolve) => {

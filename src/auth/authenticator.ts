@@ -1,11 +1,19 @@
 // Who is calling, for every transport (HTTP, gRPC): a bearer key resolves to
-// its project and scopes; with no active key at all, everything belongs to the
-// default project, but only where running open is allowed (loopback, or
-// --insecure-no-auth): elsewhere, revoking the last key locks the server.
+// its project and scopes. A server is open (everything belongs to the default
+// project, no key needed) only while its database has never had a key and it
+// may run open (loopback, or --insecure-no-auth). Once a key was created,
+// revoking the last one keeps it locked, unless it was started with
+// --insecure-no-auth. An open server still checks each HTTP request's Host
+// and proxy headers (open-access.ts).
 import { timingSafeEqual } from 'node:crypto';
 import { CachebreakError } from '../errors.js';
-import type { Scope, Store } from '../store/store.js';
+import type { KeyState, Scope, Store } from '../store/store.js';
+import type { Logger } from '../telemetry/logfmt.js';
 import { hashKey, keyPrefix } from './keys.js';
+import { OpenAccess, type RequestFacts } from './open-access.js';
+
+/** `open`: no key is needed; `locked`: every request but the health checks needs one. */
+export type Access = 'open' | 'locked';
 
 export interface Principal {
   project: string;
@@ -23,10 +31,19 @@ export interface RateLimit {
 export interface AuthOptions {
   /** The project of unauthenticated requests when no key exists. */
   openProject: string;
-  /** Whether the server may run open when no active key exists; otherwise every request needs a key. */
+  /** Whether the server may run open while its database has never had a key (loopback, or --insecure-no-auth). */
   openWithoutKeys: boolean;
+  /**
+   * --insecure-no-auth: open also once every key is revoked, and to requests
+   * that came through a proxy (which then has to authenticate them).
+   */
+  insecureNoAuth?: boolean;
+  /** Host names an open server answers besides localhost and IP addresses (--public-url). */
+  publicHosts?: readonly string[];
   rateLimit: RateLimit;
   now: () => number;
+  /** Where the first proxied request to an open server is reported. */
+  log?: Logger;
 }
 
 /** Whether any key exists is asked at most this often: a new key locks the server within a second. */
@@ -42,17 +59,30 @@ function unauthorized(message: string): CachebreakError {
 }
 
 export class Authenticator {
-  private open: { value: boolean; checkedAt: number } | undefined;
+  private state: { access: Access; keys: KeyState; checkedAt: number } | undefined;
   private readonly buckets = new Map<number, Bucket>();
+  private readonly openAccess: OpenAccess;
+  private proxyReported = false;
 
   constructor(
     private readonly store: Store,
     private readonly options: AuthOptions,
-  ) {}
+  ) {
+    this.openAccess = new OpenAccess(options.publicHosts ?? [], options.insecureNoAuth === true);
+  }
 
-  /** Throws a 401, 403 or 429 CachebreakError when the call may not proceed. */
-  async authorize(authorization: string | undefined, scope: Scope): Promise<Principal> {
-    if (this.options.openWithoutKeys && (await this.isOpen())) return { project: this.options.openProject, keyId: null };
+  /**
+   * Throws a 401, 403 or 429 CachebreakError when the call may not proceed.
+   * `request`: what an open server checks of an HTTP request (Host, proxy headers).
+   */
+  async authorize(authorization: string | undefined, scope: Scope, request?: RequestFacts): Promise<Principal> {
+    if ((await this.access()) === 'open') {
+      if (request) {
+        if (request.proxyHeader !== undefined) this.reportProxy(request.proxyHeader);
+        this.openAccess.check(request);
+      }
+      return { project: this.options.openProject, keyId: null };
+    }
     const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) throw unauthorized(authorization ? 'the Authorization header is not "Bearer <key>"' : 'an API key is required');
     const token = match[1]!;
@@ -71,12 +101,31 @@ export class Authenticator {
     return { project: key.project, keyId: key.id };
   }
 
-  private async isOpen(): Promise<boolean> {
+  /** Open or locked now: asked of the store at most once a second. */
+  async access(): Promise<Access> {
     const now = this.options.now();
-    if (!this.open || now - this.open.checkedAt >= OPEN_CHECK_MS) {
-      this.open = { value: !(await this.store.hasActiveKeys()), checkedAt: now };
+    if (!this.state || now - this.state.checkedAt >= OPEN_CHECK_MS) {
+      const keys = await this.store.keyState();
+      this.state = { access: this.accessOf(keys), keys, checkedAt: now };
     }
-    return this.open.value;
+    return this.state.access;
+  }
+
+  private accessOf(keys: KeyState): Access {
+    if (keys === 'active') return 'locked';
+    if (keys === 'none') return this.options.openWithoutKeys ? 'open' : 'locked';
+    // Every key revoked: revoking is a decision to lock, not to open.
+    return this.options.insecureNoAuth === true ? 'open' : 'locked';
+  }
+
+  /** The first request through a proxy to an open server is said loudly, once. */
+  private reportProxy(header: string): void {
+    if (this.proxyReported) return;
+    this.proxyReported = true;
+    const message = this.options.insecureNoAuth
+      ? 'a request came through a proxy to this server, which has no API key (--insecure-no-auth): the proxy must authenticate every request, or anyone who reaches it reads and writes'
+      : 'a request came through a proxy to this server, which has no API key: refused (403), as is every proxied request until a key exists; create one with cachebreak keys create --project NAME --scope ingest,read';
+    this.options.log?.warn('open_behind_proxy', { header, message });
   }
 
   /** Token bucket per key: `burst` at once, refilled at `perSecond`. */

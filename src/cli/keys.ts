@@ -4,7 +4,7 @@ import { ConfigError } from '../config.js';
 import { SERVICE_DETECTION } from '../prices/index.js';
 import { generateKey, hashKey, keyPrefix, parseScopes } from '../auth/keys.js';
 import { SqliteStore } from '../store/sqlite/store.js';
-import type { ApiKey } from '../store/store.js';
+import type { ApiKey, KeyState } from '../store/store.js';
 import type { Command } from './command.js';
 
 const USAGE = 'keys create|list|revoke [ID|PREFIX] [options]';
@@ -12,6 +12,25 @@ const USAGE = 'keys create|list|revoke [ID|PREFIX] [options]';
 function describe(key: ApiKey): string {
   const state = key.revokedMs === null ? 'active' : `revoked ${new Date(key.revokedMs).toISOString()}`;
   return `${String(key.id).padEnd(4)} ${key.prefix}…  ${key.project}  ${key.scopes.join(',')}  ${state}  created ${new Date(key.createdMs).toISOString()}${key.name ? `  ${key.name}` : ''}`;
+}
+
+/** What a server on this database does about keys: the explicit open or locked state. */
+function accessLine(state: KeyState): string {
+  switch (state) {
+    case 'none':
+      return (
+        'Access: open. No API key exists: a server on this database answers without one, but only on loopback (or with\n' +
+        '--insecure-no-auth), only requests addressed to localhost, an IP address or a --public-url name, and none that came\n' +
+        'through a proxy. Create a key to lock it.'
+      );
+    case 'active':
+      return 'Access: locked. Every request but /healthz and /readyz needs an active key.';
+    case 'revoked':
+      return (
+        'Access: locked. Every key is revoked: a server on this database refuses every request but /healthz and /readyz\n' +
+        'until a key is created. It does not open again (unless started with --insecure-no-auth).'
+      );
+  }
 }
 
 export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> = {
@@ -26,6 +45,8 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
     '',
     'Once any key exists, every route but /healthz and /readyz needs one:',
     '  Authorization: Bearer <key>  (or Basic auth with the key as the password)',
+    'Revoking the last key keeps the server locked; it answers without a key again only if started with',
+    '--insecure-no-auth. keys list starts with the access state: open (no key was ever created) or locked.',
   ].join('\n'),
   async run({ values, positionals }, io) {
     const [action, target] = positionals;
@@ -52,7 +73,8 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
         }
         case 'list': {
           const keys = await store.listKeys();
-          io.stdout(values.json ? JSON.stringify(keys, null, 2) + '\n' : keys.length === 0 ? 'No API keys: the server is open on loopback only.\n' : keys.map(describe).join('\n') + '\n');
+          if (values.json) io.stdout(JSON.stringify(keys, null, 2) + '\n');
+          else io.stdout(`${accessLine(await store.keyState())}\n${keys.map((k) => describe(k) + '\n').join('')}`);
           return 0;
         }
         case 'revoke': {
@@ -63,6 +85,9 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
             return 1;
           }
           io.stdout(`${describe(revoked)}\n`);
+          if ((await store.keyState()) === 'revoked') {
+            io.stderr('That was the last active key: a server on this database now refuses every request until a key is created; it does not open again (unless started with --insecure-no-auth).\n');
+          }
           return 0;
         }
         default:

@@ -2,11 +2,11 @@ import { ConfigError, detectionOf, limitsOf, otelOf } from '../config.js';
 import { startServer } from '../server.js';
 import type { Command } from './command.js';
 
-export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
   name: 'serve',
   summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
   usage: 'serve [options]',
-  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
+  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
   details: [
     'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
     'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
@@ -31,6 +31,7 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'infl
         retainMs: values.retain,
         retainRollupsMs: values['retain-rollups'],
         insecureNoAuth: values['insecure-no-auth'],
+        publicHosts: values['public-url'],
         rateLimit: values['rate-limit'],
         queueLimit: values['queue-limit'],
         limits: limitsOf(values),
@@ -54,7 +55,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'infl
       process.once('SIGTERM', () => stop('SIGTERM'));
     });
     const grpc = server.grpcPort === undefined ? '' : `, OTLP/gRPC on ${new URL(server.url).hostname}:${server.grpcPort}`;
-    io.stdout(`cachebreak listening on ${server.url}${grpc} (database ${values.db})\n`);
+    const access = server.access === 'open' ? 'open: no API key' : 'locked: API keys required';
+    io.stdout(`cachebreak listening on ${server.url}${grpc} (database ${values.db}; ${access})\n`);
     await stopped;
     return 0;
   },

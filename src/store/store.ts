@@ -262,6 +262,13 @@ export interface PruneResult {
 export const SCOPES = ['ingest', 'read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
+/**
+ * Whether API keys lock the database's server: `none` (no key was ever
+ * created), `active` (at least one key works) or `revoked` (keys were
+ * created, and every one is revoked).
+ */
+export type KeyState = 'none' | 'active' | 'revoked';
+
 export interface ApiKey {
   id: number;
   project: string;
@@ -307,8 +314,10 @@ export interface Store {
   listKeys(): Promise<ApiKey[]>;
   /** Revokes by id or by prefix; returns the key, or undefined when none matched. */
   revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined>;
-  /** Whether any key that is not revoked exists: with none, the server is open (on loopback only). */
+  /** Whether any key that is not revoked exists. */
   hasActiveKeys(): Promise<boolean>;
+  /** Whether keys were ever created, and whether any still works. */
+  keyState(): Promise<KeyState>;
   /** Where `tail` was in each file it followed for this project. */
   tailCheckpoints(project: string): Promise<TailCheckpoint[]>;
   /** Drops the checkpoints of files that are gone. */

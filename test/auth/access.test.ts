@@ -118,23 +118,27 @@ describe('API keys', () => {
     ).rejects.toThrow(/refusing to serve 0\.0\.0\.0 with no API keys/);
   });
 
-  it('once the last key is revoked, lock a server that may not run open, and open one that may', async () => {
+  it('once the last key is revoked, stay locked, on loopback too; open only with --insecure-no-auth', async () => {
     const db = join(tempDir(), 'r.db');
     const key = await createKey(db, 'alpha', 'read');
     const store = new SqliteStore(db, SERVICE_DETECTION);
     let now = 0;
-    const authenticator = (openWithoutKeys: boolean) =>
-      new Authenticator(store, { openProject: 'default', openWithoutKeys, rateLimit: { perSecond: 100, burst: 100 }, now: () => now });
-    // Beyond loopback (no --insecure-no-auth) and on loopback.
-    const [remote, local] = [authenticator(false), authenticator(true)];
+    const authenticator = (openWithoutKeys: boolean, insecureNoAuth = false) =>
+      new Authenticator(store, { openProject: 'default', openWithoutKeys, insecureNoAuth, rateLimit: { perSecond: 100, burst: 100 }, now: () => now });
+    // Beyond loopback (no --insecure-no-auth), on loopback, and with --insecure-no-auth.
+    const [remote, local, insecure] = [authenticator(false), authenticator(true), authenticator(true, true)];
     try {
-      for (const auth of [remote, local]) expect(await auth.authorize(`Bearer ${key}`, 'read')).toEqual({ project: 'alpha', keyId: 1 });
+      for (const auth of [remote, local, insecure]) expect(await auth.authorize(`Bearer ${key}`, 'read')).toEqual({ project: 'alpha', keyId: 1 });
       await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
       expect((await cli(['keys', 'revoke', '--db', db, '1'])).code).toBe(0);
       now += 1_000; // whether any key is active is asked again after a second
-      await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
-      await expect(remote.authorize(`Bearer ${key}`, 'read')).rejects.toThrow('unknown or revoked API key');
-      expect(await local.authorize(undefined, 'ingest')).toEqual({ project: 'default', keyId: null });
+      for (const auth of [remote, local]) {
+        await expect(auth.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
+        await expect(auth.authorize(`Bearer ${key}`, 'read')).rejects.toThrow('unknown or revoked API key');
+        expect(await auth.access()).toBe('locked');
+      }
+      expect(await insecure.authorize(undefined, 'ingest')).toEqual({ project: 'default', keyId: null });
+      expect(await insecure.access()).toBe('open');
     } finally {
       await store.close();
     }

@@ -63,7 +63,7 @@ describe('--grpc-port off', () => {
     expect(await isFree(DEFAULT_GRPC_PORT), `port ${DEFAULT_GRPC_PORT} is in use by another process`).toBe(true);
     const server = await startServer({ args: ['--grpc-port', 'off'] });
 
-    // The start line ("cachebreak listening on URL (database …)") has no ", OTLP/gRPC on …" part.
+    // The start line ("cachebreak listening on URL (database …; …)") has no ", OTLP/gRPC on …" part.
     expect(server.grpcPort).toBeUndefined();
     expect(listeningPorts(server.pid)).toEqual([portOf(server.url)]);
     expect(await isFree(DEFAULT_GRPC_PORT)).toBe(true);

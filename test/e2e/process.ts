@@ -13,7 +13,7 @@ export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+)(?:, OTLP\/gRPC on 127\.0\.0\.1:(\d+))? \(database (.*)\)$/;
+const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+)(?:, OTLP\/gRPC on 127\.0\.0\.1:(\d+))? \(database (.*?); (open: no API key|locked: API keys required)\)$/;
 
 export interface Exit {
   code: number | null;
@@ -25,6 +25,8 @@ export interface ServerProcess {
   /** The OTLP/gRPC port, unless started with --grpc-port off. */
   grpcPort: number | undefined;
   db: string;
+  /** What the start line says: open (no API key) or locked. */
+  access: 'open' | 'locked';
   pid: number;
   /** Every stderr line so far (logfmt), without the newline. */
   stderrLines: string[];
@@ -71,17 +73,17 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [])
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
-  const listening = new Promise<{ url: string; grpcPort: number | undefined; db: string }>((resolve, reject) => {
+  const listening = new Promise<{ url: string; grpcPort: number | undefined; db: string; access: 'open' | 'locked' }>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       stdoutLines.push(line);
       const match = LISTENING.exec(line);
-      if (match) resolve({ url: match[1]!, grpcPort: match[2] === undefined ? undefined : Number(match[2]), db: match[3]! });
+      if (match) resolve({ url: match[1]!, grpcPort: match[2] === undefined ? undefined : Number(match[2]), db: match[3]!, access: match[4]!.startsWith('open') ? 'open' : 'locked' });
     });
     void exited.then((exit) =>
       reject(new Error(`server exited (${JSON.stringify(exit)}) before listening; stderr:\n${stderrLines.join('\n')}`)),
     );
   });
-  let started: { url: string; grpcPort: number | undefined; db: string };
+  let started: { url: string; grpcPort: number | undefined; db: string; access: 'open' | 'locked' };
   try {
     started = await withTimeout(listening, START_TIMEOUT_MS, 'waiting for "cachebreak listening on"');
   } catch (error) {
@@ -104,6 +106,7 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [])
     url: started.url,
     grpcPort: started.grpcPort,
     db: started.db,
+    access: started.access,
     pid: child.pid!,
     stderrLines,
     exited,

@@ -2,7 +2,7 @@
 import { eq, isNull } from 'drizzle-orm';
 import type { Drizzle } from '../db.js';
 import { apiKeys, projects } from '../schema.js';
-import type { ApiKey, Scope } from '../store.js';
+import type { ApiKey, KeyState, Scope } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 
 type Row = typeof apiKeys.$inferSelect & { project: string };
@@ -84,5 +84,10 @@ export class KeyStore {
 
   hasActive(): boolean {
     return this.db.select({ id: apiKeys.id }).from(apiKeys).where(isNull(apiKeys.revokedMs)).limit(1).all().length > 0;
+  }
+
+  state(): KeyState {
+    if (this.hasActive()) return 'active';
+    return this.db.select({ id: apiKeys.id }).from(apiKeys).limit(1).all().length > 0 ? 'revoked' : 'none';
   }
 }

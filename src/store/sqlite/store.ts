@@ -10,6 +10,7 @@ import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTok
 import {
   InvalidQueryError,
   type ApiKey,
+  type KeyState,
   type BreakCauseRow,
   type CostTotals,
   type IngestBatch,
@@ -738,6 +739,10 @@ export class SqliteStore implements Store {
 
   async hasActiveKeys(): Promise<boolean> {
     return this.keys.hasActive();
+  }
+
+  async keyState(): Promise<KeyState> {
+    return this.keys.state();
   }
 
   async tailCheckpoints(project: string): Promise<TailCheckpoint[]> {
