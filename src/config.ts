@@ -88,16 +88,21 @@ const duration: Parser<number | undefined> = (raw, name) => {
   return ms;
 };
 
+/** A URL as it may be shown: without `user:password@`, which can hold a key. */
+export function withoutUserinfo(raw: string): string {
+  return raw.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
+}
+
 /** An http(s) URL, as OTLP endpoints are given. */
 function endpoint(raw: string, name: string): string {
   let url: URL;
   try {
     url = new URL(raw.trim());
   } catch {
-    throw new ConfigError(`${name}: expected a URL such as http://collector:4318, got "${raw}"`);
+    throw new ConfigError(`${name}: expected a URL such as http://collector:4318, got "${withoutUserinfo(raw)}"`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${name}: expected an http:// or https:// URL, got "${raw}"`);
+    throw new ConfigError(`${name}: expected an http:// or https:// URL, got "${withoutUserinfo(raw)}"`);
   }
   return url.toString();
 }
@@ -228,12 +233,26 @@ export const OPTIONS = {
     valueName: 'URL',
     help: 'Send to a running cachebreak server instead of writing the database',
     parse: (raw, name) => {
+      let url: URL;
       try {
-        return new URL(raw).toString().replace(/\/$/, '');
+        url = new URL(raw);
       } catch {
-        throw new ConfigError(`${name}: expected a URL such as http://127.0.0.1:4318, got "${raw}"`);
+        throw new ConfigError(`${name}: expected a URL such as http://127.0.0.1:4318, got "${withoutUserinfo(raw)}"`);
       }
+      // It would be printed in every message about the server, and be visible in the process list.
+      if (url.username !== '' || url.password !== '') {
+        throw new ConfigError(`${name}: the URL carries credentials (user:password@), which are neither sent nor shown; give the URL without them and the API key in CACHEBREAK_KEY (or --key)`);
+      }
+      return url.toString().replace(/\/$/, '');
     },
+  } satisfies Option<string>,
+  key: {
+    env: 'CACHEBREAK_KEY',
+    default: '',
+    shownDefault: 'none',
+    valueName: 'KEY',
+    help: 'API key sent to --server (Authorization: Bearer), with scope ingest; prefer the variable: a flag is visible to other users in the process list',
+    parse: text,
   } satisfies Option<string>,
   json: {
     env: 'CACHEBREAK_JSON',

@@ -8,6 +8,7 @@ import { decodeNdjson } from '../ingest/http/decode.js';
 import { toCacheEvent } from '../ingest/http/events.js';
 import { openLocal } from './local.js';
 import type { NumberedLine } from './ndjson-input.js';
+import { isRefusal, keyHeaders, refusalMessage } from './server-key.js';
 
 export interface LineRejection {
   line: number;
@@ -93,7 +94,8 @@ interface ServerAnswer {
   error?: { code?: string; message?: string; hint?: string };
 }
 
-export function serverSink(server: string): Sink {
+/** `key`: sent as a bearer token ('' sends none). */
+export function serverSink(server: string, key: string): Sink {
   const url = `${server}/v1/events`;
   return {
     target: server,
@@ -102,7 +104,7 @@ export function serverSink(server: string): Sink {
       try {
         response = await fetch(url, {
           method: 'POST',
-          headers: { 'content-type': 'application/x-ndjson' },
+          headers: { 'content-type': 'application/x-ndjson', ...keyHeaders(key) },
           body: batchText(batch),
         });
       } catch (error) {
@@ -117,6 +119,7 @@ export function serverSink(server: string): Sink {
           rejected: (answer.rejected ?? []).map((r) => ({ line: batch[r.index]?.line ?? 0, error: withoutPosition(r.error) })),
         };
       }
+      if (isRefusal(response.status)) throw new ImportStopped(refusalMessage(url, response.status, answer, key));
       if (response.status === 400 && answer.error?.code === 'invalid_body') {
         return allRejected(batch, answer.error.message ?? 'not valid JSON');
       }

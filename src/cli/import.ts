@@ -66,14 +66,15 @@ function summary(tally: Tally, files: number, target: string): string {
   return out.join('\n') + '\n';
 }
 
-export const importCommand: Command<'db' | 'server' | 'project' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices'> = {
+export const importCommand: Command<'db' | 'server' | 'key' | 'project' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices'> = {
   name: 'import',
   summary: 'Import NDJSON event files (one event per line, as POST /v1/events takes them) into the database or a server.',
   usage: 'import [options] FILE… (- reads standard input)',
-  options: ['db', 'server', 'project', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
+  options: ['db', 'server', 'key', 'project', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
   details: [
     'With --server, events go to that server\'s POST /v1/events and are stored under its project and',
-    'detection settings; otherwise into --db under --project. Importing the same file again stores',
+    'detection settings; otherwise into --db under --project. A server with API keys needs one with scope',
+    'ingest, in CACHEBREAK_KEY (or --key); it is never printed. Importing the same file again stores',
     'nothing new: its events count as duplicates.',
     'Exit code: 0 when every line was accepted or a duplicate, 1 when a line was rejected or the',
     'import stopped, 2 for a usage error.',
@@ -87,7 +88,7 @@ export const importCommand: Command<'db' | 'server' | 'project' | 'batch' | 'min
     };
     let sink: Sink;
     try {
-      sink = values.server ? serverSink(values.server) : databaseSink(values.db, values.project, detectionOf(values), io.stderr);
+      sink = values.server ? serverSink(values.server, values.key) : databaseSink(values.db, values.project, detectionOf(values), io.stderr);
     } catch (error) {
       return stopped(error);
     }

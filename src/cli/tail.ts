@@ -5,14 +5,14 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ConfigError, detectionOf } from '../config.js';
 import { compilePattern } from '../ingest/tail/glob.js';
-import { pipelineSink, Tailer, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
+import { pipelineSink, Tailer, TailStopped, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import { createLogger } from '../telemetry/logfmt.js';
 import type { Command, Io } from './command.js';
 import { count, plural } from './format.js';
 import { openLocal } from './local.js';
 import { progressBar, type Progress } from './progress.js';
-import { serverTailSink } from './tail-server.js';
+import { checkServerKey, serverTailSink } from './tail-server.js';
 
 /** Rejected lines shown per file; the rest are counted in the summary. */
 const SHOWN = 20;
@@ -82,8 +82,8 @@ function summary(t: TailTotals, target: string): string {
   );
 }
 
-/** Resolves on SIGINT, SIGTERM or the Io's signal. */
-function stopRequested(io: Io): Promise<string> {
+/** Resolves on SIGINT, SIGTERM or the Io's signal, or (with its signal handlers removed) when `otherwise` does. */
+function stopRequested(io: Io, otherwise: Promise<unknown>): Promise<string> {
   return new Promise((resolve) => {
     const stop = (why: string) => {
       process.off('SIGINT', onInt);
@@ -96,16 +96,17 @@ function stopRequested(io: Io): Promise<string> {
     process.once('SIGTERM', onTerm);
     if (io.signal?.aborted) stop('abort');
     io.signal?.addEventListener('abort', () => stop('abort'), { once: true });
+    void otherwise.then(() => stop('refused'));
   });
 }
 
-type TailOptionName = 'db' | 'server' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices';
+type TailOptionName = 'db' | 'server' | 'key' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices';
 
 export const tailCommand: Command<TailOptionName> = {
   name: 'tail',
   summary: 'Follow telemetry outfiles, debug logs and NDJSON event files as they grow, into the database or a server.',
   usage: 'tail [options] PATH|GLOB… (quote globs to follow files that appear later)',
-  options: ['db', 'server', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
+  options: ['db', 'server', 'key', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
   details: [
     'Formats, told apart per file from its first line (or forced with --format):',
     '  ndjson        cachebreak events, one per line (as POST /v1/events takes them)',
@@ -119,15 +120,26 @@ export const tailCommand: Command<TailOptionName> = {
     'checkpoint (kept in --db, in the transaction of what was read) resume exactly where they were.',
     'With --server, events and harness-reported breaks go to that server and --db keeps only the',
     'checkpoints; a restart may resend the last batch, which the server stores once. Token counters from',
-    'metric batches are stored only with --db. --print needs --db.',
+    'metric batches are stored only with --db. --print needs --db. A server with API keys needs one with',
+    'scope ingest, in CACHEBREAK_KEY (or --key); it is never printed. A key the server refuses (401, 403)',
+    'stops the tail at once; a server that cannot be reached or is busy is retried.',
     'Runs until SIGINT or SIGTERM, then prints a summary on stderr. Exit code: 0; 1 when the database cannot',
-    'be opened; 2 for a usage error.',
+    'be opened or the server refuses the key; 2 for a usage error.',
   ].join('\n'),
   async run({ values, positionals }, io) {
     if (values.print && values.server) {
       throw new ConfigError('--print needs --db: breaks are detected where the events are stored; with --server, read them from GET /v1/breaks or the server log');
     }
     checkPatterns(positionals, io);
+    if (values.server) {
+      try {
+        await checkServerKey(values.server, values.key);
+      } catch (error) {
+        if (!(error instanceof TailStopped)) throw error;
+        io.stderr(`cachebreak tail: stopped: ${error.message}\n`);
+        return 1;
+      }
+    }
     const project = values.project;
     let local: ReturnType<typeof openLocal>;
     try {
@@ -138,7 +150,7 @@ export const tailCommand: Command<TailOptionName> = {
     }
     await local.bringUpToDate(io.stderr);
     const report = stderrReport(io);
-    const sink: TailSink = values.server ? serverTailSink(values.server, local, project, report.notice) : pipelineSink(local.pipeline, local.store, project);
+    const sink: TailSink = values.server ? serverTailSink(values.server, values.key, local, project, report.notice) : pipelineSink(local.pipeline, local.store, project);
     if (values.print) {
       const out = createLogger(io.stdout);
       local.onBreak(({ record }) => out.warn('prompt_cache_break', { project, ...breakFields(record) }));
@@ -149,7 +161,7 @@ export const tailCommand: Command<TailOptionName> = {
       sink,
       report,
     );
-    const stop = stopRequested(io);
+    const stop = stopRequested(io, tailer.failed);
     try {
       await tailer.start();
       await stop;
@@ -159,6 +171,10 @@ export const tailCommand: Command<TailOptionName> = {
       await local.close();
     }
     io.stderr(summary(tailer.totals(), values.server || `${values.db} (project ${project})`));
+    if (tailer.failure) {
+      io.stderr(`cachebreak tail: stopped: ${tailer.failure.message}\n`);
+      return 1;
+    }
     return 0;
   },
 };

@@ -28,6 +28,13 @@ export interface TailBatch {
   checkpoint: TailCheckpoint;
 }
 
+/**
+ * A refusal of the sink that retrying cannot fix (a server that refuses the
+ * key): the file stops reading, and the tailer stops, instead of retrying
+ * the same batch forever.
+ */
+export class TailStopped extends Error {}
+
 /** Where the tailer's output goes. */
 export interface FileHooks {
   /** Stores a batch and its checkpoint together; durable when it resolves. */
@@ -36,6 +43,8 @@ export interface FileHooks {
   notice(message: string): void;
   /** After each read of a backlog: `done` of `total` bytes. */
   progress?(path: string, done: number, total: number): void;
+  /** The sink refused for good (TailStopped): nothing more is read from this file. */
+  stopped?(error: TailStopped): void;
 }
 
 /** Where reading starts. */
@@ -116,6 +125,8 @@ export class FileTail {
   private running: Promise<void> | undefined;
   private again = false;
   private stopping = false;
+  /** The sink refused for good: no checkpoint is owed to it either. */
+  private refused = false;
 
   constructor(
     path: string,
@@ -150,7 +161,13 @@ export class FileTail {
           await this.drain();
         } while (this.again && !this.stopping);
       } catch (error) {
-        this.hooks.notice(`${this.path}: reading failed (${(error as Error).message}); trying again at the next poll`);
+        if (error instanceof TailStopped) {
+          this.stopping = true;
+          this.refused = true;
+          this.hooks.stopped?.(error);
+        } else {
+          this.hooks.notice(`${this.path}: reading failed (${(error as Error).message}); trying again at the next poll`);
+        }
       } finally {
         this.running = undefined;
       }
@@ -174,7 +191,7 @@ export class FileTail {
     this.stopping = true;
     await this.running;
     try {
-      if (this.dirty && this.format !== undefined) await this.hooks.write(this.emptyBatch());
+      if (this.dirty && this.format !== undefined && !this.refused) await this.hooks.write(this.emptyBatch());
     } finally {
       await this.handle.close();
     }
@@ -375,7 +392,7 @@ export class FileTail {
         this.lastWriteAt = this.options.now();
         return;
       } catch (error) {
-        if (this.stopping) throw error;
+        if (this.stopping || error instanceof TailStopped) throw error;
         const retryAfter = (error as { retryAfter?: unknown }).retryAfter;
         const waitMs = Math.min(5_000, typeof retryAfter === 'number' ? retryAfter * 1000 : 1000 * 2 ** Math.min(attempt, 2));
         if (attempt === 0) this.hooks.notice(`${this.path}: cannot store what was read (${(error as Error).message}); retrying`);

@@ -8,7 +8,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { BatchCounts, TailCheckpoint } from '../../store/store.js';
-import { FileTail, type FileHooks, type FileStats, type Start, type TailBatch } from './file.js';
+import { FileTail, TailStopped, type FileHooks, type FileStats, type Start, type TailBatch } from './file.js';
 import type { Format } from './formats/index.js';
 import { compilePattern, expand, type Pattern } from './glob.js';
 import { DirectoryWatches } from './watch.js';
@@ -37,7 +37,7 @@ export interface TailSink {
   forget(fileIds: readonly string[]): Promise<void>;
 }
 
-export type TailReport = Omit<FileHooks, 'write'>;
+export type TailReport = Omit<FileHooks, 'write' | 'stopped'>;
 
 export interface TailTotals extends FileStats {
   /** Files followed so far. */
@@ -95,6 +95,11 @@ export class Tailer {
   private rescan = false;
   private stopped = false;
   private readonly now: () => number;
+  private resolveFailed!: (error: TailStopped) => void;
+  /** Resolves when the sink refused for good (TailStopped): the caller stops the tailer and reports it. */
+  readonly failed = new Promise<TailStopped>((resolve) => (this.resolveFailed = resolve));
+  /** The sink's refusal, once there is one. */
+  failure: TailStopped | undefined;
 
   constructor(
     private readonly options: TailOptions,
@@ -255,6 +260,10 @@ export class Tailer {
     const file = new FileTail(path, id, handle, start, { format: this.options.format, batch: this.options.batch, now: this.now }, {
       ...this.report,
       write: (batch) => this.sink.write(batch),
+      stopped: (error) => {
+        this.failure ??= error;
+        this.resolveFailed(error);
+      },
     });
     if (checkpoint) file.adoptHead(checkpoint.headLength, checkpoint.headHash);
     this.files.set(id, file);
