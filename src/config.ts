@@ -388,6 +388,13 @@ export const OPTIONS = {
     help: 'Read files that exist at start and were never followed from their beginning (default: only what is appended from now on)',
     parse: flag,
   } satisfies Option<boolean>,
+  'follow-symlinks': {
+    env: 'CACHEBREAK_FOLLOW_SYMLINKS',
+    default: false,
+    valueName: '',
+    help: 'Follow links that lead outside the directories of the paths and globs followed (default: skip them with a notice; FIFOs and devices are always skipped)',
+    parse: flag,
+  } satisfies Option<boolean>,
   print: {
     env: 'CACHEBREAK_PRINT',
     default: false,
@@ -448,7 +455,7 @@ export type OptionName = keyof typeof OPTIONS;
 export type OptionValues<N extends OptionName> = { [K in N]: (typeof OPTIONS)[K]['default'] };
 
 /** Flags that take no value. */
-const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'print']);
+const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'follow-symlinks', 'print']);
 
 /** Flags that may be given more than once; their values are joined as a path list. */
 const REPEATABLE = new Set<OptionName>(['tail']);

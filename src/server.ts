@@ -48,7 +48,7 @@ export interface ServerOptions {
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
   grpcPort?: number | undefined;
   /** Files to follow, as `cachebreak tail` does; undefined follows none. */
-  tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number } | undefined;
+  tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number; followSymlinks?: boolean } | undefined;
   /** Break export and self-tracing; undefined: neither. */
   otel?: OtelSettings | undefined;
 }

@@ -2,15 +2,15 @@ import { ConfigError, detectionOf, limitsOf, otelOf } from '../config.js';
 import { startServer } from '../server.js';
 import type { Command } from './command.js';
 
-export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'follow-symlinks' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
   name: 'serve',
   summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
   usage: 'serve [options]',
-  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
+  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
   details: [
     'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
     'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
-    '--format, --from-start and --batch apply to them.',
+    '--format, --from-start, --follow-symlinks and --batch apply to them.',
     'Exit code: 0 once stopped; 1 when the database cannot be opened or written (a read-only file, a missing',
     'or read-only directory), before anything listens; 2 for a usage error.',
   ].join('\n'),
@@ -41,7 +41,13 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'infl
         tail:
           values.tail.length === 0
             ? undefined
-            : { patterns: values.tail, format: values.format === 'auto' ? undefined : values.format, fromStart: values['from-start'], batch: values.batch },
+            : {
+                patterns: values.tail,
+                format: values.format === 'auto' ? undefined : values.format,
+                fromStart: values['from-start'],
+                batch: values.batch,
+                followSymlinks: values['follow-symlinks'],
+              },
       },
       io.stderr,
     );

@@ -7,7 +7,7 @@ import { ConfigError, detectionOf } from '../config.js';
 import { compilePattern } from '../ingest/tail/glob.js';
 import { pipelineSink, Tailer, TailStopped, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
-import { createLogger } from '../telemetry/logfmt.js';
+import { createLogger, printable } from '../telemetry/logfmt.js';
 import type { Command, Io } from './command.js';
 import { count, plural } from './format.js';
 import { openLocal } from './local.js';
@@ -52,14 +52,16 @@ function stderrReport(io: Io): TailReport & { finish(): void } {
   return {
     notice: (message) => {
       finishBar();
-      io.stderr(`cachebreak tail: ${message}\n`);
+      // File names come from whoever can write the directories followed.
+      io.stderr(`cachebreak tail: ${printable(message)}\n`);
     },
     rejected: (path, line, error) => {
       const n = (shown.get(path) ?? 0) + 1;
       shown.set(path, n);
       if (n > SHOWN) return;
       finishBar();
-      io.stderr(n === SHOWN ? `${path}:${line}: ${error}\n${path}: further rejected lines are counted, not shown\n` : `${path}:${line}: ${error}\n`);
+      const at = printable(path);
+      io.stderr(n === SHOWN ? `${at}:${line}: ${error}\n${at}: further rejected lines are counted, not shown\n` : `${at}:${line}: ${error}\n`);
     },
     progress: (path, done, total) => {
       if (!io.interactive || total < PROGRESS_BYTES) return;
@@ -100,13 +102,13 @@ function stopRequested(io: Io, otherwise: Promise<unknown>): Promise<string> {
   });
 }
 
-type TailOptionName = 'db' | 'server' | 'key' | 'project' | 'format' | 'from-start' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices';
+type TailOptionName = 'db' | 'server' | 'key' | 'project' | 'format' | 'from-start' | 'follow-symlinks' | 'print' | 'batch' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices';
 
 export const tailCommand: Command<TailOptionName> = {
   name: 'tail',
   summary: 'Follow telemetry outfiles, debug logs and NDJSON event files as they grow, into the database or a server.',
   usage: 'tail [options] PATH|GLOB… (quote globs to follow files that appear later)',
-  options: ['db', 'server', 'key', 'project', 'format', 'from-start', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
+  options: ['db', 'server', 'key', 'project', 'format', 'from-start', 'follow-symlinks', 'print', 'batch', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices'],
   details: [
     'Formats, told apart per file from its first line (or forced with --format):',
     '  ndjson        cachebreak events, one per line (as POST /v1/events takes them)',
@@ -116,7 +118,10 @@ export const tailCommand: Command<TailOptionName> = {
     '  qwen-debug    Qwen Code debug logs: counted only (they carry no usage cachebreak can rely on)',
     'Files are followed by identity: renamed (rotated) files are read to their end, truncated ones from 0, a',
     '"latest" link that switches moves to its new file, and files that appear later under a glob are read',
-    'from their start. Files seen for the first time start at their end unless --from-start; files with a',
+    'from their start. Only regular files are read: FIFOs, devices and sockets are skipped with a notice, and so',
+    'are links that lead outside the directories of the paths and globs given, unless --follow-symlinks.',
+    'Rejected lines say what is wrong and where, never what the line said.',
+    'Files seen for the first time start at their end unless --from-start; files with a',
     'checkpoint (kept in --db, in the transaction of what was read) resume exactly where they were.',
     'With --server, events and harness-reported breaks go to that server and --db keeps only the',
     'checkpoints; a restart may resend the last batch, which the server stores once. Token counters from',
@@ -157,7 +162,13 @@ export const tailCommand: Command<TailOptionName> = {
       local.pipeline.subscribeExternal(({ record }) => out.warn('harness_prompt_cache_break', { project, ...externalBreakFields(record) }));
     }
     const tailer = new Tailer(
-      { patterns: positionals, format: values.format === 'auto' ? undefined : values.format, fromStart: values['from-start'], batch: values.batch },
+      {
+        patterns: positionals,
+        format: values.format === 'auto' ? undefined : values.format,
+        fromStart: values['from-start'],
+        batch: values.batch,
+        followSymlinks: values['follow-symlinks'],
+      },
       sink,
       report,
     );

@@ -74,6 +74,7 @@ const ROWS: Row[] = [
   { option: 'tail', env: 'CACHEBREAK_TAIL', envValue: `a.txt${delimiter}logs/*.log`, fromEnv: ['a.txt', 'logs/*.log'], flag: ['--tail', 'c.txt', '--tail', 'd/*.txt'], fromFlag: ['c.txt', 'd/*.txt'] },
   { option: 'format', env: 'CACHEBREAK_FORMAT', envValue: 'claude-debug', fromEnv: 'claude-debug', flag: ['--format', 'ndjson'], fromFlag: 'ndjson' },
   { option: 'from-start', env: 'CACHEBREAK_FROM_START', envValue: '1', fromEnv: true, flag: ['--from-start=0'], fromFlag: false },
+  { option: 'follow-symlinks', env: 'CACHEBREAK_FOLLOW_SYMLINKS', envValue: 'true', fromEnv: true, flag: ['--follow-symlinks=false'], fromFlag: false },
   { option: 'batch', env: 'CACHEBREAK_BATCH', envValue: '50', fromEnv: 50, flag: ['--batch', '60'], fromFlag: 60 },
   { option: 'max-events', env: 'CACHEBREAK_MAX_EVENTS', envValue: '10', fromEnv: 10, flag: ['--max-events', '20'], fromFlag: 20 },
   { option: 'max-string', env: 'CACHEBREAK_MAX_STRING', envValue: '100', fromEnv: 100, flag: ['--max-string', '200'], fromFlag: 200 },

@@ -4,13 +4,20 @@
 // that switches is a new file; a truncated file is read again from 0. New
 // bytes are noticed through fs.watch on the directories involved, with a slow
 // poll as the safety net: following idle files costs next to no CPU.
-import { realpathSync, statSync } from 'node:fs';
+//
+// Only regular files are read. A FIFO, a device or a socket that matches is
+// skipped with a notice (reading one could block, or never end), and so is a
+// link that leads outside the directories the patterns watch (someone who can
+// write there could otherwise make the tail read any file this user can),
+// unless --follow-symlinks.
+import { constants, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import type { BatchCounts, TailCheckpoint } from '../../store/store.js';
 import { FileTail, TailStopped, type FileHooks, type FileStats, type Start, type TailBatch } from './file.js';
 import type { Format } from './formats/index.js';
 import { compilePattern, expand, type Pattern } from './glob.js';
+import { rejectionText } from './rejection.js';
 import { DirectoryWatches } from './watch.js';
 import { hashString } from '../../core/hash.js';
 
@@ -23,6 +30,8 @@ export interface TailOptions {
   fromStart: boolean;
   /** Records per write at most. */
   batch: number;
+  /** Follow links that lead outside the directories the patterns watch (default: skip them, with a notice). */
+  followSymlinks?: boolean;
   /** The safety-net poll. Default 2 s. */
   pollMs?: number;
   /** How long a file that no longer matches (renamed away, deleted) is still read after it last grew. Default 5 s. */
@@ -48,6 +57,36 @@ export interface TailTotals extends FileStats {
 type Moment = 'initial' | 'later';
 
 const SCAN_DELAY_MS = 20;
+
+/**
+ * Opening never blocks (a FIFO swapped in after the scan would wait for a
+ * writer) and never follows a link (the path given is already resolved).
+ */
+const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0);
+
+/** Distinct skipped entries remembered, so that each is reported once. */
+const NOTICED_MAX = 10_000;
+
+function kindOf(s: Pick<BigIntStats, 'isFIFO' | 'isCharacterDevice' | 'isBlockDevice' | 'isSocket'>): string {
+  if (s.isFIFO()) return 'a FIFO (named pipe)';
+  if (s.isCharacterDevice()) return 'a character device';
+  if (s.isBlockDevice()) return 'a block device';
+  if (s.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/** Whether `path` is `root` or below it. */
+function inside(path: string, root: string): boolean {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync.native(path);
+  } catch {
+    return path;
+  }
+}
 
 function idOf(s: { dev: bigint; ino: bigint }): string {
   return `${s.dev}:${s.ino}`;
@@ -84,6 +123,8 @@ export class Tailer {
   private readonly byPath = new Map<string, FileTail>();
   /** Files that cannot be followed (unreadable): not tried again while they stay the same file. */
   private readonly skipped = new Set<string>();
+  /** Entries skipped and already reported (links outside, FIFOs, devices): reported once each. */
+  private readonly noticed = new Set<string>();
   private checkpoints = new Map<string, TailCheckpoint>();
   private checkpointPaths = new Map<string, string>();
   private readonly watches: DirectoryWatches;
@@ -188,9 +229,19 @@ export class Tailer {
     return this.scanning;
   }
 
+  /** Reports a skipped entry once (per key), not at every poll. */
+  private skip(key: string, message: string): void {
+    if (this.noticed.has(key)) return;
+    if (this.noticed.size >= NOTICED_MAX) this.noticed.clear();
+    this.noticed.add(key);
+    this.report.notice(message);
+  }
+
   private async scanOnce(moment: Moment): Promise<void> {
     const found = new Map<string, { path: string; size: number }>();
     const directories = new Set<string>();
+    // Where a followed file may lead: the patterns' own directories, resolved.
+    const roots = this.patterns.map((p) => realOrSelf(p.base));
     for (const pattern of this.patterns) {
       const { matches, directories: dirs } = expand(pattern);
       // Matches are named from the pattern's base: if that goes through a link, every name needs resolving.
@@ -200,8 +251,15 @@ export class Tailer {
         try {
           // Synchronous: a poll of idle files is a few cheap system calls, not a round of promises per file.
           const real = link || !baseIsReal ? realpathSync.native(path) : path;
+          if (real !== path && !this.options.followSymlinks && !roots.some((root) => inside(real, root))) {
+            this.skip(`link ${path} ${real}`, `${path}: a link to ${real}, outside the watched directories; skipped (--follow-symlinks follows it)`);
+            continue;
+          }
           const s = statSync(real, { bigint: true });
-          if (!s.isFile()) continue;
+          if (!s.isFile()) {
+            if (!s.isDirectory()) this.skip(`kind ${idOf(s)}`, `${path}: ${kindOf(s)}, not a regular file; skipped`);
+            continue;
+          }
           if (!found.has(idOf(s))) found.set(idOf(s), { path: real, size: Number(s.size) });
           directories.add(dirname(real));
         } catch {
@@ -242,13 +300,20 @@ export class Tailer {
   private async follow(id: string, path: string, moment: Moment): Promise<void> {
     let handle: FileHandle;
     try {
-      handle = await open(path, 'r');
+      handle = await open(path, OPEN_FLAGS);
     } catch (error) {
       this.skipped.add(id);
       this.report.notice(`${path}: cannot read it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); skipped`);
       return;
     }
     const s = await handle.stat({ bigint: true });
+    if (!s.isFile()) {
+      // Replaced by a FIFO or a device between the scan and the open.
+      await handle.close();
+      this.skipped.add(idOf(s));
+      this.skip(`kind ${idOf(s)}`, `${path}: ${kindOf(s)}, not a regular file; skipped`);
+      return;
+    }
     if (idOf(s) !== id) {
       // Replaced between the scan and the open: the next scan finds the new file.
       await handle.close();
@@ -259,6 +324,7 @@ export class Tailer {
     const { start, checkpoint } = await this.startOf(id, path, handle, size, moment);
     const file = new FileTail(path, id, handle, start, { format: this.options.format, batch: this.options.batch, now: this.now }, {
       ...this.report,
+      rejected: (file, line, error) => this.report.rejected(file, line, rejectionText(error)),
       write: (batch) => this.sink.write(batch),
       stopped: (error) => {
         this.failure ??= error;
