@@ -87,13 +87,13 @@ function announceAccess(access: Access, keys: Awaited<ReturnType<SqliteStore['ke
     if (keys === 'revoked') log.info('access', { state: 'locked', message: 'every API key is revoked: every request but /healthz and /readyz is refused until a key is created (cachebreak keys create)' });
     return;
   }
-  const names = ['localhost', 'IP addresses', ...(options.publicHosts ?? [])].join(', ');
+  const names = ['localhost', 'an IP address', ...(options.publicHosts ?? [])].join(' or ');
   log.warn('open_access', {
     state: 'open',
     message:
-      `no API key: anyone who can connect reads and writes. Answered only when addressed to ${names}` +
-      (options.insecureNoAuth ? ' (--insecure-no-auth: proxied requests too)' : ', and never through a proxy') +
-      '. Lock it by creating a key: cachebreak keys create --project NAME --scope ingest,read',
+      `no API key: anyone who can connect reads and writes. Requests are answered only when addressed to ${names}` +
+      (options.insecureNoAuth ? ', through a proxy too (--insecure-no-auth)' : ', and never through a proxy') +
+      '. Lock the server by creating a key: cachebreak keys create --project NAME --scope ingest,read',
   });
 }
 
