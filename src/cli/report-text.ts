@@ -1,10 +1,13 @@
 // The terminal rendering of a Report: aligned, sections in reading order,
 // cache rates that say "no data" rather than 0%, costs that say "unpriced"
 // rather than $0.00.
+import { printable } from '../telemetry/logfmt.js';
 import { count, percent, plural, usd } from './format.js';
 import type { Report, ReportSession } from './report-data.js';
 
+/** Cells hold ids and names clients chose: their control characters are escaped, never sent to the terminal. */
 function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+  rows = rows.map((row) => row.map(printable));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
   // Text columns read left-aligned, numbers right-aligned.

@@ -1,9 +1,13 @@
 // Log lines carry values clients chose (session ids, models, file paths): a
 // value with terminal escapes must reach the log escaped, never raw, so that
 // reading the log cannot recolour, clear or rewrite the terminal, and a value
-// cannot forge a second line.
+// cannot forge a second line. The same holds for the text `report` prints.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { logfmt, printable } from '../../src/telemetry/logfmt.js';
+import { cli } from '../cli/run.js';
+import { tempDir } from '../helpers.js';
 import { toWire, tools, turn, usage, MINUTE, SEED_TOOLS } from '../core/scenario.js';
 import { testApp } from '../serve/harness.js';
 
@@ -53,5 +57,24 @@ describe('logfmt', () => {
     expect(breaks).toHaveLength(1);
     expect(breaks[0]).not.toMatch(CONTROL);
     expect(valueOf(breaks[0]!, 'session')).toBe(sessionId);
+  });
+});
+
+describe('cachebreak report', () => {
+  it('prints session ids and tool names with their escape sequences escaped', async () => {
+    const dir = tempDir();
+    const sessionId = 'y\x1b[31mRED';
+    const events = [
+      turn('r1', { sessionId, usage: usage(0, 48_900) }),
+      turn('r2', { sessionId, at: MINUTE, tools: tools(['x\x1b]0;owned\x07', ...SEED_TOOLS]), usage: usage(0, 48_900) }),
+    ];
+    writeFileSync(join(dir, 'e.ndjson'), events.map((e) => JSON.stringify(toWire(e))).join('\n') + '\n');
+    const db = join(dir, 'r.db');
+    expect((await cli(['import', '--db', db, join(dir, 'e.ndjson')])).code).toBe(0);
+    const report = await cli(['report', '--db', db]);
+    expect(report.code).toBe(0);
+    expect(report.stdout).toContain('y\\u001b[31mRED');
+    expect(report.stdout).toContain('x\\u001b]0;owned\\u0007');
+    expect(report.stdout).not.toMatch(CONTROL);
   });
 });
