@@ -9,13 +9,24 @@ const SUFFIX = /(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2}|-v\d+:\d+|-latest)$/;
 
 const cache = new Map<string, string>();
 
+let lastModel: string | undefined;
+let lastFamily = '';
+
 /** The family a model id belongs to: `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`. */
 export function modelFamily(model: string): string {
+  // A stream asks for one model many times in a row.
+  if (model === lastModel) return lastFamily;
   let family = cache.get(model);
-  if (family !== undefined) return family;
+  if (family === undefined) family = familyOf(model);
+  lastModel = model;
+  lastFamily = family;
+  return family;
+}
+
+function familyOf(model: string): string {
   // `models/…`, `publishers/google/models/…` and gateway ids such as `anthropic/claude-…` name the model last.
   const lower = model.trim().toLowerCase();
-  family = lower.slice(lower.lastIndexOf('/') + 1).replace(REGION, '').replace(VENDOR, '');
+  let family = lower.slice(lower.lastIndexOf('/') + 1).replace(REGION, '').replace(VENDOR, '');
   for (let stripped = family.replace(SUFFIX, ''); stripped !== family; stripped = family.replace(SUFFIX, '')) {
     family = stripped;
   }

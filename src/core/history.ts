@@ -23,8 +23,8 @@ export interface Seen {
 }
 
 export interface History {
-  /** Per family (UNKNOWN for no model), the latest candidate that every later turn can read. */
-  settled: Map<string, Seen>;
+  /** Per family (UNKNOWN for no model), the latest candidate that every later turn can read (boxed: most turns replace it). */
+  settled: Map<string, { seen: Seen }>;
   /** The latest of them all. */
   latest: Seen | undefined;
   /** Earlier turns some later turn might still find in flight, in stream order. */
@@ -81,9 +81,9 @@ export const familyOf = (turn: Turn) => (turn.model === undefined ? undefined : 
 export function baselineOf(history: History, turn: Turn, family = familyOf(turn)): Baseline {
   // A turn of unknown model is of every family; so is a settled one.
   let any = history.latest;
-  let same = family === undefined ? any : history.settled.get(family);
+  let same = family === undefined ? any : history.settled.get(family)?.seen;
   const unknown = history.settled.get(UNKNOWN);
-  if (unknown !== undefined) same = later(same, unknown);
+  if (unknown !== undefined) same = later(same, unknown.seen);
   let concurrent = NONE as Seen[];
   for (const seen of history.pending) {
     if (!available(seen, turn)) {
@@ -106,26 +106,31 @@ export function fold(history: History, turn: Turn, family = familyOf(turn)): Tie
     if (usage.write > 0) history.writer = tiers;
   }
   // Whatever `turn` can read, every later turn can (they start no earlier).
-  let pending: Seen[] | undefined;
-  for (const seen of history.pending) {
-    if (!available(seen, turn)) (pending ??= []).push(seen);
+  // Kept in place: a history owns its pending list (cloneHistory copies it).
+  const pending = history.pending;
+  let kept = 0;
+  for (const seen of pending) {
+    if (!available(seen, turn)) pending[kept++] = seen;
     else if (seen.candidate) settle(history, seen);
   }
-  (pending ??= []).push({ turn, family, readyAt: readyAtOf(turn), candidate: usage?.cacheReported === true, tiers });
-  history.pending = pending;
+  pending.length = kept;
+  pending.push({ turn, family, readyAt: readyAtOf(turn), candidate: usage?.cacheReported === true, tiers });
   history.last = turn;
   return history.writer;
 }
 
 function settle(history: History, seen: Seen): void {
   const key = seen.family ?? UNKNOWN;
-  history.settled.set(key, later(history.settled.get(key), seen));
+  const box = history.settled.get(key);
+  if (box === undefined) history.settled.set(key, { seen });
+  else box.seen = later(box.seen, seen);
   history.latest = later(history.latest, seen);
 }
 
 /** A copy that folding into does not change `history`. */
 export function cloneHistory(history: History): History {
-  return { ...history, settled: new Map(history.settled), pending: [...history.pending] };
+  const settled = new Map([...history.settled].map(([key, { seen }]) => [key, { seen }]));
+  return { ...history, settled, pending: [...history.pending] };
 }
 
 /** Where each turn of one stream (given in stream order) reads from: its baseline, and the turns it overlapped. */
