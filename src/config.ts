@@ -8,6 +8,7 @@ import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
+import { DEFAULT_WAITING_BYTES } from './ingest/otlp/sources/context.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
@@ -441,6 +442,14 @@ export const OPTIONS = {
     valueName: 'N',
     help: 'Attributes of one OTLP log record, span or data point; more is rejected (partial success)',
     parse: integer(1, 100_000),
+  } satisfies Option<number>,
+  'max-waiting-bytes': {
+    env: 'CACHEBREAK_MAX_WAITING_BYTES',
+    default: DEFAULT_WAITING_BYTES,
+    shownDefault: '32MiB',
+    valueName: 'SIZE',
+    help: 'Memory (estimated) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response; past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
+    parse: bytes,
   } satisfies Option<number>,
   'read-workers': {
     env: 'CACHEBREAK_READ_WORKERS',

@@ -43,6 +43,8 @@ export interface ServerOptions {
   inflightLimit?: number | undefined;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
+  /** Bytes the OTLP halves waiting for their partner may hold per project; DEFAULT_WAITING_BYTES when absent. */
+  maxWaitingBytes?: number;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
   readWorkers?: number;
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
@@ -192,7 +194,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     await store.close();
     throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
   }
-  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits });
+  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
   const app = buildApp({
     store,
     pipeline,

@@ -31,6 +31,10 @@ export const COUNTERS = {
     name: 'cachebreak_otlp_records_ignored_total',
     help: 'OTLP records accepted but not used, by signal (logs, traces, metrics) and reason',
   },
+  waitingEvicted: {
+    name: 'cachebreak_waiting_evicted_total',
+    help: 'Halves of an OTLP join (such as a Claude Code request body waiting for its request id) dropped before their partner came, by table and reason: bytes (over --max-waiting-bytes) or entries (over 10,000 in one table)',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;
