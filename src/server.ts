@@ -45,6 +45,8 @@ export interface ServerOptions {
   limits?: Limits;
   /** Bytes the OTLP halves waiting for their partner may hold per project; DEFAULT_WAITING_BYTES when absent. */
   maxWaitingBytes?: number;
+  /** Models per project with series of their own in /metrics; DEFAULT_METRIC_MODELS when absent. */
+  maxMetricModels?: number;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
   readWorkers?: number;
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
@@ -161,7 +163,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   if (await store.needsReevaluation()) {
     await reevaluateLogged(store, log, 'the database was written under older detection rules');
   }
-  const counters = new Counters();
+  const counters = new Counters(options.maxMetricModels);
   const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });
   const perSecond = options.rateLimit ?? 100;
   const auth = new Authenticator(store, {
