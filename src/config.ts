@@ -8,9 +8,11 @@ import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
+import { DEFAULT_WAITING_BYTES } from './ingest/otlp/sources/context.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
+import { DEFAULT_METRIC_MODELS } from './telemetry/counters.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
 export class ConfigError extends Error {}
@@ -441,6 +443,21 @@ export const OPTIONS = {
     valueName: 'N',
     help: 'Attributes of one OTLP log record, span or data point; more is rejected (partial success)',
     parse: integer(1, 100_000),
+  } satisfies Option<number>,
+  'max-waiting-bytes': {
+    env: 'CACHEBREAK_MAX_WAITING_BYTES',
+    default: DEFAULT_WAITING_BYTES,
+    shownDefault: '32MiB',
+    valueName: 'SIZE',
+    help: 'Memory (estimated) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response; past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
+    parse: bytes,
+  } satisfies Option<number>,
+  'max-metric-models': {
+    env: 'CACHEBREAK_MAX_METRIC_MODELS',
+    default: DEFAULT_METRIC_MODELS,
+    valueName: 'N',
+    help: 'Models (model and provider pairs) per project with series of their own in /metrics: the most used, by turns; the others are counted as model="other", provider="other"',
+    parse: integer(1, 10_000),
   } satisfies Option<number>,
   'read-workers': {
     env: 'CACHEBREAK_READ_WORKERS',

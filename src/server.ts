@@ -43,6 +43,10 @@ export interface ServerOptions {
   inflightLimit?: number | undefined;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
+  /** Bytes the OTLP halves waiting for their partner may hold per project; DEFAULT_WAITING_BYTES when absent. */
+  maxWaitingBytes?: number;
+  /** Models per project with series of their own in /metrics; DEFAULT_METRIC_MODELS when absent. */
+  maxMetricModels?: number;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
   readWorkers?: number;
   /** OTLP/gRPC port (0 picks a free one); undefined serves no gRPC. */
@@ -159,7 +163,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   if (await store.needsReevaluation()) {
     await reevaluateLogged(store, log, 'the database was written under older detection rules');
   }
-  const counters = new Counters();
+  const counters = new Counters(options.maxMetricModels);
   const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });
   const perSecond = options.rateLimit ?? 100;
   const auth = new Authenticator(store, {
@@ -192,7 +196,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     await store.close();
     throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
   }
-  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits });
+  const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
   const app = buildApp({
     store,
     pipeline,

@@ -196,8 +196,9 @@ export class Pipeline {
       t[3]! += turn.tokens.output;
     }
     for (const { base, state, turns, tokens } of sums.values()) {
-      TOKEN_KINDS.forEach((kind, i) => c.inc('tokens', { ...base, kind }, tokens[i]!));
+      // Turns first: they rank the models that get series of their own (telemetry/top-models.ts).
       c.inc('turns', { ...base, state }, turns);
+      TOKEN_KINDS.forEach((kind, i) => c.inc('tokens', { ...base, kind }, tokens[i]!));
     }
     for (const entry of result.breaks) {
       const { project, record } = entry;

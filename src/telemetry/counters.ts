@@ -2,7 +2,13 @@
 // declared once. They only ever grow (a turn is counted when it first gets a
 // state, a break when it is first detected), so Prometheus rate() and
 // increase() hold; exact, corrected figures are in /v1/stats. Label values
-// come from bounded sets: never session or request ids.
+// come from bounded sets: never session or request ids; model and provider,
+// which clients choose, only for the most used models of each project
+// (top-models.ts), the others counted as "other".
+import { OTHER, pairOf, TopModels } from './top-models.js';
+
+/** Models (model and provider pairs) per project with series of their own, by default. */
+export const DEFAULT_METRIC_MODELS = 50;
 
 export const COUNTERS = {
   tokens: {
@@ -31,6 +37,10 @@ export const COUNTERS = {
     name: 'cachebreak_otlp_records_ignored_total',
     help: 'OTLP records accepted but not used, by signal (logs, traces, metrics) and reason',
   },
+  waitingEvicted: {
+    name: 'cachebreak_waiting_evicted_total',
+    help: 'Halves of an OTLP join (such as a Claude Code request body waiting for its request id) dropped before their partner came, by table and reason: bytes (over --max-waiting-bytes) or entries (over 10,000 in one table)',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;
@@ -50,13 +60,37 @@ function keyOf(name: CounterName, labels: Record<string, string>): string {
 
 export class Counters {
   private readonly values = new Map<string, Sample>();
+  private readonly models: TopModels;
+
+  constructor(maxModels = DEFAULT_METRIC_MODELS) {
+    this.models = new TopModels(maxModels);
+  }
 
   inc(name: CounterName, labels: Record<string, string>, by = 1): void {
     if (by === 0) return;
+    const { project, model, provider } = labels;
+    if (project !== undefined && model !== undefined && provider !== undefined) {
+      const placed = this.models.place(project, pairOf(model, provider), name === 'turns' ? by : 0);
+      if (placed.demoted !== undefined) this.fold(project, placed.demoted);
+      if (!placed.kept) labels = { ...labels, model: OTHER, provider: OTHER };
+    }
+    this.add(name, labels, by);
+  }
+
+  private add(name: CounterName, labels: Record<string, string>, by: number): void {
     const key = keyOf(name, labels);
     const entry = this.values.get(key);
     if (entry) entry.value += by;
     else this.values.set(key, { name, labels, value: by });
+  }
+
+  /** Moves every series of a demoted model into "other": its counts stay in the totals. */
+  private fold(project: string, pair: string): void {
+    const folded = [...this.values].filter(([, { labels }]) => labels.project === project && labels.model !== undefined && labels.provider !== undefined && pairOf(labels.model, labels.provider) === pair);
+    for (const [key, sample] of folded) {
+      this.values.delete(key);
+      this.add(sample.name, { ...sample.labels, model: OTHER, provider: OTHER }, sample.value);
+    }
   }
 
   get(name: CounterName, labels: Record<string, string>): number {

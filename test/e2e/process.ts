@@ -53,12 +53,13 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CACHEBREAK_')));
 }
 
-export async function spawnServer(db: string, extraArgs: readonly string[] = []): Promise<ServerProcess> {
+/** `nodeArgs` go to node itself, before the script: e.g. ['--max-old-space-size=128']. */
+export async function spawnServer(db: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
   // A free gRPC port unless the caller chose one (or "off"): never the fixed default 4317.
   const choosesGrpc = extraArgs.some((arg) => arg === '--grpc-port' || arg.startsWith('--grpc-port='));
   const grpc = choosesGrpc ? [] : ['--grpc-port', '0'];
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...grpc, '--db', db, ...extraArgs], {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...grpc, '--db', db, ...extraArgs], {
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -36,6 +36,8 @@ export interface StartOptions {
   db?: string;
   /** Extra `serve` flags, e.g. ['--body-limit', '64KiB']. */
   args?: readonly string[];
+  /** Flags for node itself, e.g. ['--max-old-space-size=128']. */
+  nodeArgs?: readonly string[];
   /**
    * 'test' (default): killed after the test. 'file': shared by a file's
    * tests (started in beforeAll), killed after the last of them, with its
@@ -54,7 +56,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     db = join(dir, 'x.db');
   }
   db ??= join(tempDir(), 'x.db');
-  const server = await spawnServer(db, options.args);
+  const server = await spawnServer(db, options.args, options.nodeArgs);
   const set = running[lifetime];
   set.add(server);
   void server.exited.then(() => set.delete(server));

@@ -35,7 +35,9 @@ export class OtlpReceiver {
   /** Joins wait per project: a half from one project never completes a call of another. */
   private readonly contexts = new Map<string, MappingContext>();
 
-  constructor(private readonly deps: { pipeline: Pipeline; counters: Counters; now: () => number; limits: Limits }) {}
+  constructor(
+    private readonly deps: { pipeline: Pipeline; counters: Counters; now: () => number; limits: Limits; maxWaitingBytes?: number | undefined },
+  ) {}
 
   async export(project: string, signal: Signal, decoded: Decoded, receiver: Extract<Receiver, 'otlp_http' | 'otlp_grpc'>): Promise<ExportOutcome> {
     const { limits } = this.deps;
@@ -69,7 +71,13 @@ export class OtlpReceiver {
   private context(project: string): MappingContext {
     let context = this.contexts.get(project);
     if (!context) {
-      context = createMappingContext({ now: this.deps.now, limits: this.deps.limits });
+      const { now, limits, maxWaitingBytes, counters } = this.deps;
+      context = createMappingContext({
+        now,
+        limits,
+        ...(maxWaitingBytes !== undefined ? { maxBytes: maxWaitingBytes } : {}),
+        evicted: (table, reason) => counters.inc('waitingEvicted', { project, table, reason }),
+      });
       this.contexts.set(project, context);
     }
     return context;

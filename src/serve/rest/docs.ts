@@ -94,7 +94,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/metrics',
     summary:
-      'Prometheus text format: tokens by kind, turns by state, breaks by reason with their missed tokens, extra cost (priced breaks) and unpriced count (cachebreak_breaks_unpriced_total), events by outcome; gauge cachebreak_usage_waiting{project}: usage records waiting for their snapshot or session',
+      'Prometheus text format: tokens by kind, turns by state (by project, model and provider: per project the --max-metric-models most used models, by turns, the others as model="other", provider="other"), breaks by reason with their missed tokens, extra cost (priced breaks) and unpriced count (cachebreak_breaks_unpriced_total), events by outcome, OTLP records waiting for their other half that were dropped (cachebreak_waiting_evicted_total{project, table, reason}: bytes over --max-waiting-bytes, or entries); gauge cachebreak_usage_waiting{project}: usage records waiting for their snapshot or session',
   },
   { method: 'GET', path: '/healthz', summary: 'The process is up' },
   { method: 'GET', path: '/readyz', summary: 'The database answers' },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { hashValue } from '../../../src/core/hash.js';
 import type { LogRecord } from '../../../src/ingest/otlp/records.js';
 import { claudeAgent } from '../../../src/ingest/otlp/sources/claude-code.js';
 import { createMappingContext } from '../../../src/ingest/otlp/sources/index.js';
@@ -109,6 +110,30 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
     const waiting = context.claudeBodies.peek(`${S332}\u0000rb-0001`);
     expect(JSON.stringify(waiting)).not.toContain('billing-header');
     expect(Object.keys(waiting!)).toEqual(['snapshot', 'sessionId', 'agentId', 'provider', 'ts']);
+    // thinking, which a body may make any size, waits as its hash: the one prefix comparison uses.
+    expect(waiting!.snapshot).not.toHaveProperty('thinking');
+    expect(waiting!.snapshot.thinkingHash).toBe(hashValue({ type: 'enabled', budget_tokens: 31999 }));
+  });
+
+  it('bounds what waits in bytes across tables: the oldest half of any table goes, and is counted', () => {
+    const evicted: string[] = [];
+    const context = createMappingContext({ maxBytes: 10_000, evicted: (table, reason) => evicted.push(`${table}:${reason}`) });
+    const body = v332.logs.find(named('api_request_body'))!;
+    mapped(only({ logs: [{ ...body, attributes: { ...body.attributes, request_body_id: 'rb-a' } }] }), context);
+    const one = context.waitingBytes;
+    expect(one).toBeGreaterThan(500);
+    context.claudeRequestIds.set('x', 'r'.repeat(Math.floor((10_000 - one) / 2) - 100));
+    expect(evicted).toEqual([]);
+    // A second body does not fit beside the two: the oldest, the first body, goes.
+    mapped(only({ logs: [{ ...body, attributes: { ...body.attributes, request_body_id: 'rb-b' } }] }), context);
+    expect(evicted).toEqual(['claude_request_bodies:bytes']);
+    expect(context.claudeBodies.peek(`${S332}\u0000rb-a`)).toBeUndefined();
+    expect(context.claudeRequestIds.peek('x')).toBeDefined();
+    expect(context.waitingBytes).toBeLessThanOrEqual(10_000);
+    // One half larger than the whole budget is not kept, and pushes nothing out.
+    context.claudeRequestIds.set('y', 'r'.repeat(10_000));
+    expect(evicted).toEqual(['claude_request_bodies:bytes', 'claude_request_ids:bytes']);
+    expect(context.claudeBodies.peek(`${S332}\u0000rb-b`)).toBeDefined();
   });
 
   it('bounds what waits: by count and by age', () => {

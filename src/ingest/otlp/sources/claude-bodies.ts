@@ -4,8 +4,12 @@
 // request_body_id but not the request id, which exists only once the response
 // headers arrive; `api_response_body` names both. The two come in either
 // order, possibly in different export requests: the body is hashed and
-// dropped on arrival, and only the hashes wait (bounded) for the other half.
+// dropped on arrival, and only the hashes wait (bounded, in bytes too) for the
+// other half.
+import { hashValue } from '../../../core/hash.js';
 import { buildSnapshot } from '../../../core/snapshot/index.js';
+import type { SnapshotContent } from '../../../core/types.js';
+import { MAX_DEPTH, nestedDeeper } from '../../limits.js';
 import type { LogRecord } from '../records.js';
 import { count, eventTime, requireSession, text } from './attributes.js';
 import type { MappingContext, PendingSnapshot } from './context.js';
@@ -33,6 +37,20 @@ function parse(record: LogRecord): unknown {
   }
 }
 
+/**
+ * The snapshot with thinking and tool_choice as hashes: they are compared by
+ * hash only (core/prefix.ts), and as sent they can be of any size.
+ */
+function hashesOnly(snapshot: SnapshotContent): SnapshotContent {
+  const { thinking, toolChoice, ...hashed } = snapshot;
+  for (const [field, value] of [['thinking', thinking], ['tool_choice', toolChoice]] as const) {
+    if (nestedDeeper(value)) throw new MappingError(`body.${field}: nested more than ${MAX_DEPTH} levels deep`);
+  }
+  if (thinking !== undefined) hashed.thinkingHash = hashValue(thinking);
+  if (toolChoice !== undefined) hashed.toolChoiceHash = hashValue(toolChoice);
+  return hashed;
+}
+
 export function requestBody(record: LogRecord, context: MappingContext, agentId: string): Outcome {
   const a = record.attributes;
   const bodyId = text(a, 'request_body_id');
@@ -41,7 +59,7 @@ export function requestBody(record: LogRecord, context: MappingContext, agentId:
   const built = buildSnapshot(parse(record), 'anthropic', model === undefined ? {} : { model });
   if (!built.ok) throw new MappingError(`body: ${built.error}`);
   const pending: PendingSnapshot = {
-    snapshot: built.snapshot,
+    snapshot: hashesOnly(built.snapshot),
     sessionId: requireSession(record, a),
     agentId,
     provider: 'anthropic',

@@ -1,34 +1,66 @@
 // State that outlives one OTLP request: the halves of a join that arrived
 // first, waiting for the other half, which may come in a later request. Every
-// table is bounded in entries and age, so a half that never finds its partner
-// (a failed request has no response body) cannot make memory grow. A join
-// is undone when the write of its events fails, so that the client's retry
-// of the same request finds the half it needs again.
+// table is bounded in entries and age, and the tables of a context together in
+// bytes, so a half that never finds its partner (a failed request has no
+// response body), or many large ones, cannot make memory grow. A join is
+// undone when the write of its events fails, so that the client's retry of
+// the same request finds the half it needs again.
 import type { SnapshotContent } from '../../../core/types.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits.js';
+import { footprint } from './footprint.js';
+
+/** What the halves of one project may hold together, by default. */
+export const DEFAULT_WAITING_BYTES = 32 * 1024 ** 2;
+
+/** Why a half was dropped before its partner came and before its age ran out. */
+export type EvictionReason = 'entries' | 'bytes';
 
 export interface ContextOptions {
   /** Entries per table; the oldest goes first. Default 10,000. */
   capacity?: number;
+  /** Bytes (estimated) of all tables together; the oldest half of any table goes first. Default DEFAULT_WAITING_BYTES. */
+  maxBytes?: number;
   /** How long a half waits for its partner. Default 1 h. */
   maxAgeMs?: number;
   /** Injected clock (epoch ms). */
   now?: () => number;
   /** Limits that cachebreak's own events (native records) are validated against. */
   limits?: Limits;
+  /** Told of every half dropped to stay within capacity or maxBytes, with its table's name. */
+  evicted?: (table: string, reason: EvictionReason) => void;
+}
+
+/** What the tables of one context share: the clock, the undo list and the byte budget. */
+interface Shared {
+  capacity: number;
+  maxAgeMs: number;
+  maxBytes: number;
+  now: () => number;
+  /** Where each take leaves the way to put its value back. */
+  undo: (() => void)[];
+  evicted: (table: string, reason: EvictionReason) => void;
+  tables: Pending<unknown>[];
+  /** Bytes held by all tables. */
+  bytes: number;
+}
+
+interface Entry<V> {
+  value: V;
+  at: number;
+  bytes: number;
 }
 
 /** A bounded map whose entries expire: insertion order is age order, so the oldest is always first. */
 export class Pending<V> {
-  private readonly entries = new Map<string, { value: V; at: number }>();
+  private readonly entries = new Map<string, Entry<V>>();
 
   constructor(
-    private readonly capacity: number,
-    private readonly maxAgeMs: number,
-    private readonly now: () => number,
-    /** Where each take leaves the way to put its value back. */
-    private readonly undo: (() => void)[],
-  ) {}
+    /** Names the table in the eviction count. */
+    readonly name: string,
+    private readonly shared: Shared,
+  ) {
+    shared.tables.push(this as Pending<unknown>);
+  }
 
   get size(): number {
     this.expire();
@@ -36,10 +68,16 @@ export class Pending<V> {
   }
 
   set(key: string, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, { value, at: this.now() });
+    const shared = this.shared;
+    this.remove(key);
     this.expire();
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    const bytes = footprint(key) + footprint(value);
+    // Kept, it would push out every other half and still not fit.
+    if (bytes > shared.maxBytes) return shared.evicted(this.name, 'bytes');
+    this.entries.set(key, { value, at: shared.now(), bytes });
+    shared.bytes += bytes;
+    if (this.entries.size > shared.capacity) this.evictOldest('entries');
+    while (shared.bytes > shared.maxBytes) oldestTable(shared.tables)!.evictOldest('bytes');
   }
 
   /** The value, removed: a join uses each half once. */
@@ -47,8 +85,8 @@ export class Pending<V> {
     this.expire();
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    this.undo.push(() => this.set(key, entry.value));
+    this.remove(key);
+    this.shared.undo.push(() => this.set(key, entry.value));
     return entry.value;
   }
 
@@ -57,13 +95,42 @@ export class Pending<V> {
     return this.entries.get(key)?.value;
   }
 
+  /** When the oldest entry came, if any. */
+  get oldestAt(): number | undefined {
+    return this.entries.values().next().value?.at;
+  }
+
+  evictOldest(reason: EvictionReason): void {
+    const key = this.entries.keys().next().value;
+    if (key === undefined) return;
+    this.remove(key);
+    this.shared.evicted(this.name, reason);
+  }
+
+  private remove(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.shared.bytes -= entry.bytes;
+  }
+
   private expire(): void {
-    const oldest = this.now() - this.maxAgeMs;
+    const oldest = this.shared.now() - this.shared.maxAgeMs;
     for (const [key, entry] of this.entries) {
       if (entry.at > oldest) break;
-      this.entries.delete(key);
+      this.remove(key);
     }
   }
+}
+
+/** The table whose oldest entry is the oldest of all. */
+function oldestTable(tables: readonly Pending<unknown>[]): Pending<unknown> | undefined {
+  let found: Pending<unknown> | undefined;
+  for (const table of tables) {
+    const at = table.oldestAt;
+    if (at !== undefined && (found === undefined || at < found.oldestAt!)) found = table;
+  }
+  return found;
 }
 
 /** A snapshot built from a request body (hashes only), waiting for its request id. */
@@ -108,6 +175,8 @@ export interface MappingContext {
    */
   readonly sessionModels: Pending<string>;
   readonly limits: Limits;
+  /** Bytes (estimated) that the waiting halves of all tables hold. */
+  readonly waitingBytes: number;
   /**
    * Ends a mapping: returns what puts back every half it took, for when its
    * events cannot be written. Mapping is synchronous, so one mapping's takes
@@ -117,20 +186,29 @@ export interface MappingContext {
 }
 
 export function createMappingContext(options: ContextOptions = {}): MappingContext {
-  const capacity = options.capacity ?? 10_000;
-  const maxAgeMs = options.maxAgeMs ?? 60 * 60_000;
-  const now = options.now ?? Date.now;
-  const undo: (() => void)[] = [];
-  const table = <V>() => new Pending<V>(capacity, maxAgeMs, now, undo);
+  const shared: Shared = {
+    capacity: options.capacity ?? 10_000,
+    maxAgeMs: options.maxAgeMs ?? 60 * 60_000,
+    maxBytes: options.maxBytes ?? DEFAULT_WAITING_BYTES,
+    now: options.now ?? Date.now,
+    undo: [],
+    evicted: options.evicted ?? (() => {}),
+    tables: [],
+    bytes: 0,
+  };
+  const table = <V>(name: string) => new Pending<V>(name, shared);
   return {
-    claudeBodies: table(),
-    claudeRequestIds: table(),
-    geminiCalls: table(),
-    geminiPrefixes: table(),
-    sessionModels: table(),
+    claudeBodies: table('claude_request_bodies'),
+    claudeRequestIds: table('claude_request_ids'),
+    geminiCalls: table('gemini_calls'),
+    geminiPrefixes: table('gemini_prefixes'),
+    sessionModels: table('session_models'),
     limits: options.limits ?? DEFAULT_LIMITS,
+    get waitingBytes() {
+      return shared.bytes;
+    },
     joined() {
-      const taken = undo.splice(0);
+      const taken = shared.undo.splice(0);
       return () => taken.forEach((putBack) => putBack());
     },
   };
