@@ -31,6 +31,14 @@ export const COUNTERS = {
     name: 'cachebreak_otlp_records_ignored_total',
     help: 'OTLP records accepted but not used, by signal (logs, traces, metrics) and reason',
   },
+  proxyRequests: {
+    name: 'cachebreak_proxy_requests_total',
+    help: 'Requests through the provider proxy, by provider and outcome (forwarded, upstream_unreachable, upstream_reset, client_closed, refused, unknown_path)',
+  },
+  proxyObservations: {
+    name: 'cachebreak_proxy_observations_total',
+    help: 'Model calls the proxy forwarded, by what was stored (turn, snapshot_only: no usage in the response) or why nothing was (upstream_status, unreadable, store_failed)',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;
