@@ -21,7 +21,7 @@ export interface Answer {
   status: number;
   headers: Record<string, string>;
   /** Written one after another, each flushed; `delayMs` between them. */
-  chunks: string[];
+  chunks: (string | Buffer)[];
   delayMs?: number;
   /** Delay before the status line. */
   firstDelayMs?: number;
