@@ -109,6 +109,20 @@ function endpoint(raw: string, name: string): string {
   return url.toString();
 }
 
+/**
+ * Where the proxy forwards a provider's requests: an http(s) URL, its path a
+ * prefix of every forwarded path, without credentials (they would be shown in
+ * messages), a query or a fragment (they could not be appended to).
+ */
+function upstream(raw: string, name: string): string {
+  const url = new URL(endpoint(raw, name));
+  if (url.username !== '' || url.password !== '') {
+    throw new ConfigError(`${name}: the URL carries credentials (user:password@); the proxy forwards each client's own credentials, give the URL without them`);
+  }
+  if (url.search !== '' || url.hash !== '') throw new ConfigError(`${name}: expected a base URL without ?query or #fragment, such as https://api.anthropic.com`);
+  return url.toString().replace(/\/$/, '');
+}
+
 /** A JSON file of model id (or id prefix) → price, read over the price database. */
 const prices: Parser<PriceOverrides> = (raw, name) => {
   let parsed: unknown;
@@ -466,6 +480,34 @@ export const OPTIONS = {
     help: 'Threads that answer reads (dashboards, REST) while the main thread writes; 0 reads on the main thread',
     parse: integer(0, 64),
   } satisfies Option<number>,
+  'proxy-port': {
+    env: 'CACHEBREAK_PROXY_PORT',
+    default: 4319,
+    valueName: 'PORT',
+    help: 'Port of the provider proxy (cachebreak proxy), on --host; 0 picks a free one',
+    parse: integer(0, 65535),
+  } satisfies Option<number>,
+  'anthropic-upstream': {
+    env: 'CACHEBREAK_ANTHROPIC_UPSTREAM',
+    default: 'https://api.anthropic.com',
+    valueName: 'URL',
+    help: 'Where the proxy forwards /anthropic/… requests (the Anthropic Messages API or a gateway speaking it)',
+    parse: upstream,
+  } satisfies Option<string>,
+  'openai-upstream': {
+    env: 'CACHEBREAK_OPENAI_UPSTREAM',
+    default: 'https://api.openai.com',
+    valueName: 'URL',
+    help: 'Where the proxy forwards /openai/… requests (OpenAI Chat Completions and Responses, or a compatible API)',
+    parse: upstream,
+  } satisfies Option<string>,
+  'gemini-upstream': {
+    env: 'CACHEBREAK_GEMINI_UPSTREAM',
+    default: 'https://generativelanguage.googleapis.com',
+    valueName: 'URL',
+    help: 'Where the proxy forwards /gemini/… requests (the Gemini API)',
+    parse: upstream,
+  } satisfies Option<string>,
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

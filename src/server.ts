@@ -8,6 +8,7 @@ import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
 import { InflightBudget } from './ingest/inflight.js';
+import type { ProxySettings, RunningProxy } from './ingest/proxy/proxy.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
@@ -53,6 +54,8 @@ export interface ServerOptions {
   grpcPort?: number | undefined;
   /** Files to follow, as `cachebreak tail` does; undefined follows none. */
   tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number; followSymlinks?: boolean } | undefined;
+  /** The provider proxy (cachebreak proxy), on `host`; undefined serves none. */
+  proxy?: Omit<ProxySettings, 'host'> | undefined;
   /** Break export and self-tracing; undefined: neither. */
   otel?: OtelSettings | undefined;
 }
@@ -109,6 +112,8 @@ export interface RunningServer {
   port: number;
   /** The bound OTLP/gRPC port, when gRPC is served. */
   grpcPort: number | undefined;
+  /** The provider proxy's URL, when it is served. */
+  proxyUrl: string | undefined;
   log: Logger;
   /** Whether the server answered without a key when it started (keys created later lock it within a second). */
   access: Access;
@@ -231,6 +236,23 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       `cannot serve OTLP/gRPC on ${options.host}:${options.grpcPort} (${(error as Error).message}); choose another --grpc-port, or --grpc-port off`,
     );
   }
+  let proxy: RunningProxy | undefined;
+  try {
+    if (options.proxy !== undefined) {
+      const { startProxy } = await import('./ingest/proxy/proxy.js');
+      proxy = await startProxy(
+        { ...options.proxy, host: options.host },
+        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, openProject: options.project, now: Date.now },
+      );
+    }
+  } catch (error) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await grpc?.close();
+    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
+    await readers?.close();
+    await store.close();
+    throw new ConfigError(`cannot serve the proxy on ${options.host}:${options.proxy?.port} (${(error as Error).message}); choose another --proxy-port`);
+  }
   const prune = retention(store, options, log);
   const tailer = options.tail && (await startTail(options.tail, pipeline, store, options.project, log));
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -239,6 +261,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     url: `http://${host}:${port}`,
     port,
     grpcPort: grpc?.port,
+    proxyUrl: proxy?.url,
     log,
     access,
     close() {
@@ -249,6 +272,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
           if ('closeIdleConnections' in server) server.closeIdleConnections();
         }),
         grpc?.close(),
+        proxy?.close(),
         tailer?.stop(),
       ])
         .then(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS))

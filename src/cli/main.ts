@@ -6,12 +6,13 @@ import { commandHelp, type Command, type Io } from './command.js';
 import { demoCommand } from './demo.js';
 import { importCommand } from './import.js';
 import { keysCommand } from './keys.js';
+import { proxyCommand } from './proxy.js';
 import { reevaluateCommand } from './reevaluate.js';
 import { reportCommand } from './report.js';
 import { serveCommand } from './serve.js';
 import { tailCommand } from './tail.js';
 
-const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
+const COMMANDS = [serveCommand, proxyCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -11,7 +11,7 @@ import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 import { LogThrottle } from '../telemetry/throttle.js';
 
-export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
+export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo' | 'proxy';
 
 export type BreakSubscriber = (entry: ProjectBreak) => void;
 

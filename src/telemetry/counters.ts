@@ -41,6 +41,14 @@ export const COUNTERS = {
     name: 'cachebreak_waiting_evicted_total',
     help: 'Halves of an OTLP join (such as a Claude Code request body waiting for its request id) dropped before their partner came, by table and reason: bytes (over --max-waiting-bytes) or entries (over 10,000 in one table)',
   },
+  proxyRequests: {
+    name: 'cachebreak_proxy_requests_total',
+    help: 'Requests through the provider proxy, by provider and outcome (forwarded, upstream_unreachable, upstream_reset, client_closed, refused, unknown_path)',
+  },
+  proxyObservations: {
+    name: 'cachebreak_proxy_observations_total',
+    help: 'Model calls the proxy forwarded, by what was stored (turn, snapshot_only: no usage in the response) or why nothing was (upstream_status, unreadable, store_failed)',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;

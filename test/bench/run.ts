@@ -3,6 +3,7 @@
 // The service figures are measured at each size of `--sizes` (default 1M and
 // 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
 // database, and the read figures are measured on that same file.
+// `--only proxy` measures the provider proxy alone and only prints it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,10 +13,17 @@ import { benchIngest, CONCURRENCY } from './ingest.js';
 import { benchLatency } from './latency.js';
 import { printRows, writeResults, type Row } from './lib.js';
 import { benchOtlp } from './otlp.js';
+import { benchProxy } from './proxy.js';
 import { benchQueries } from './queries.js';
 import { benchTail } from './tail.js';
 
 const DAY = 86_400_000;
+if (process.argv.includes('--only')) {
+  const only = process.argv[process.argv.indexOf('--only') + 1];
+  if (only !== 'proxy') throw new Error('--only: the one figure measured alone is "proxy"');
+  printRows(await benchProxy());
+  process.exit(0);
+}
 const sizesFlag = process.argv.indexOf('--sizes');
 const sizes = (sizesFlag >= 0 ? process.argv[sizesFlag + 1]! : '1000000,10000000').split(',').map(Number);
 if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1_000 || n % 1_000 !== 0)) {
@@ -36,7 +44,7 @@ async function atScale(turns: number): Promise<Row[]> {
 const smallest = Math.min(...sizes);
 const rows: Row[] = [...benchCore()];
 for (const turns of sizes) rows.push(...(await atScale(turns)));
-rows.push(...(await benchLatency()), ...(await benchOtlp(smallest)), ...(await benchTail(smallest)));
+rows.push(...(await benchLatency()), ...(await benchOtlp(smallest)), ...(await benchTail(smallest)), ...(await benchProxy()));
 printRows(rows);
 writeResults('bench-results.json', rows, sizes);
 execFileSync('npm', ['run', 'docs'], { stdio: 'inherit' });

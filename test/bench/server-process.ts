@@ -7,15 +7,17 @@ const CLI = fileURLToPath(new URL('../../src/cli.js', import.meta.url));
 
 export interface ServerProcess {
   url: string;
+  /** The provider proxy's URL, for `cachebreak proxy`. */
+  proxyUrl: string | undefined;
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
-export async function startServerProcess(db: string, extra: string[] = []): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--grpc-port', 'off', '--db', db, ...extra], {
+export async function startServerProcess(db: string, extra: string[] = [], command: 'serve' | 'proxy' = 'serve'): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI, command, '--host', '127.0.0.1', '--port', '0', '--grpc-port', 'off', '--db', db, ...extra], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, proxyUrl] = await new Promise<[string, string | undefined]>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('server did not start within 20 s')), 20_000);
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -23,13 +25,14 @@ export async function startServerProcess(db: string, extra: string[] = []): Prom
       const match = /listening on (http:\/\/[^\s,]+)/.exec(out);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve([match[1]!, /proxy on (http:\/\/[^\s,]+)/.exec(out)?.[1]]);
       }
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
   });
   return {
     url,
+    proxyUrl,
     child,
     async stop() {
       child.kill('SIGTERM');

@@ -10,6 +10,7 @@ import type { Command } from '../../src/cli/command.js';
 import { demoCommand } from '../../src/cli/demo.js';
 import { importCommand } from '../../src/cli/import.js';
 import { keysCommand } from '../../src/cli/keys.js';
+import { proxyCommand } from '../../src/cli/proxy.js';
 import { reevaluateCommand } from '../../src/cli/reevaluate.js';
 import { reportCommand } from '../../src/cli/report.js';
 import { serveCommand } from '../../src/cli/serve.js';
@@ -20,7 +21,7 @@ import { tempDir } from '../helpers.js';
 import { cli } from './run.js';
 
 /** Every command, in the order the overview lists them. */
-const COMMANDS = [serveCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
+const COMMANDS = [serveCommand, proxyCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -1,0 +1,317 @@
+// The provider proxy: a harness points its base URL here (one path prefix per
+// provider API) and every request is forwarded, unchanged, to that provider's
+// configured upstream, never to a host the request names. The response is
+// streamed back byte for byte as it arrives; a copy of its chunks is read on
+// the side for usage. Once the client has the whole answer, the call's
+// snapshot and usage go to the pipeline as one event. Observing is best
+// effort: a slow or failing store never holds up or fails a proxied call, it
+// is counted (cachebreak_proxy_observations_total) and logged.
+import { randomUUID } from 'node:crypto';
+import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Authenticator } from '../../auth/authenticator.js';
+import { PROXY_HEADERS } from '../../auth/open-access.js';
+import { CachebreakError } from '../../errors.js';
+import type { Counters } from '../../telemetry/counters.js';
+import type { Logger } from '../../telemetry/logfmt.js';
+import { LogThrottle } from '../../telemetry/throttle.js';
+import type { Limits } from '../limits.js';
+import type { Pipeline } from '../pipeline.js';
+import { anthropicApi } from './anthropic.js';
+import type { ProviderApi, ProxyProvider } from './api.js';
+import { geminiApi } from './gemini.js';
+import { observe } from './observe.js';
+import { openaiApi } from './openai.js';
+import { ResponseReader } from './response.js';
+
+const APIS: readonly ProviderApi[] = [anthropicApi, openaiApi, geminiApi];
+
+/** The header a client sends its cachebreak API key in, when the server has keys; never forwarded. */
+export const KEY_HEADER = 'x-cachebreak-key';
+
+/** Headers of one connection, not of the message (RFC 9110 §7.6.1), and the proxy's own. */
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'expect']);
+
+/** How long closing waits for calls in flight (streams may run for minutes) before cutting them. */
+const CLOSE_GRACE_MS = 10_000;
+
+export interface ProxySettings {
+  host: string;
+  port: number;
+  /** Base URL per provider, without a trailing slash. */
+  upstreams: Readonly<Record<ProxyProvider, string>>;
+}
+
+export interface ProxyDeps {
+  pipeline: Pipeline;
+  counters: Counters;
+  log: Logger;
+  auth: Authenticator;
+  limits: Limits;
+  /** The largest request or response body read for observation; larger ones are forwarded, not observed. */
+  bodyLimit: number;
+  /** The project counted for requests refused before a key named one. */
+  openProject: string;
+  now: () => number;
+}
+
+export interface RunningProxy {
+  url: string;
+  port: number;
+  /** Stops accepting, lets calls in flight finish (cut after a grace period), and waits for their observations. */
+  close(): Promise<void>;
+}
+
+interface Upstream {
+  url: URL;
+  /** The upstream's base path, put before every forwarded path. */
+  basePath: string;
+  request: typeof httpRequest;
+  agent: HttpAgent;
+}
+
+function upstreamOf(base: string): Upstream {
+  const url = new URL(base);
+  const https = url.protocol === 'https:';
+  return {
+    url,
+    basePath: url.pathname.replace(/\/$/, ''),
+    request: https ? httpsRequest : httpRequest,
+    agent: https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
+  };
+}
+
+/** The API a request is for and its path after the prefix; undefined for an absolute URI or an unknown prefix. */
+function routeOf(target: string): { api: ProviderApi; rest: string } | undefined {
+  if (!target.startsWith('/')) return undefined;
+  for (const api of APIS) {
+    const next = target[api.prefix.length];
+    if (target.startsWith(api.prefix) && (next === undefined || next === '/' || next === '?')) {
+      const rest = target.slice(api.prefix.length);
+      return { api, rest: rest.startsWith('/') ? rest : `/${rest}` };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Headers without those of the connection (and those the Connection header
+ * names), or the proxy's own. As an object: Node frames a message by the
+ * content-length it finds there (given as raw pairs, it would add chunking).
+ */
+function passedOn(headers: IncomingHttpHeaders, dropOwn: boolean): OutgoingHttpHeaders {
+  const named = new Set(String(headers.connection ?? '').split(',').map((token) => token.trim().toLowerCase()));
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined || NOT_FORWARDED.has(name) || named.has(name) || (dropOwn && name.startsWith('x-cachebreak-'))) continue;
+    out[name] = value;
+  }
+  return out;
+}
+
+/** `status`: the error's own, or 502 when the proxy stands in for an upstream it could not reach. */
+function sendError(res: ServerResponse, error: CachebreakError, status: number = error.status): void {
+  if (res.headersSent || res.destroyed) return;
+  const body = JSON.stringify({ error: { code: error.code, message: error.message, hint: error.hint } });
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+  if (error.retryAfter !== undefined) headers['retry-after'] = error.retryAfter;
+  res.writeHead(status, headers).end(body);
+}
+
+const UNKNOWN_PATH = new CachebreakError(
+  'not_found',
+  'the proxy forwards only /anthropic/…, /openai/… and /gemini/… (to their configured upstreams)',
+  'point the harness at http://HOST:PORT/anthropic, http://HOST:PORT/openai/v1 or http://HOST:PORT/gemini; see cachebreak proxy --help',
+);
+
+export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Promise<RunningProxy> {
+  const { counters, log, pipeline } = deps;
+  const upstreams = Object.fromEntries(Object.entries(settings.upstreams).map(([provider, base]) => [provider, upstreamOf(base)])) as Record<ProxyProvider, Upstream>;
+  const repeated = new LogThrottle();
+  const observing = new Set<Promise<void>>();
+
+  const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
+  const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
+  /** At most one line per kind and minute: a failing store or upstream fails every call. */
+  const warn = (kind: string, fields: Record<string, string>) => {
+    const suppressed = repeated.admit(`${kind}\u0000${fields.provider}`);
+    if (suppressed !== undefined) log.warn(kind, { ...fields, ...(suppressed > 0 ? { suppressed } : {}) });
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = routeOf(req.url ?? '');
+    if (!route) {
+      countRequest(deps.openProject, 'none', 'unknown_path');
+      sendError(res, UNKNOWN_PATH);
+      return;
+    }
+    const provider = route.api.provider;
+    let project: string;
+    try {
+      const key = req.headers[KEY_HEADER];
+      const principal = await deps.auth.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
+        host: req.headers.host,
+        proxyHeader: PROXY_HEADERS.find((name) => req.headers[name] !== undefined),
+      });
+      project = principal.project;
+    } catch (error) {
+      if (!(error instanceof CachebreakError)) throw error;
+      countRequest(deps.openProject, provider, 'refused');
+      // A refused key is a cachebreak key (the provider's is never looked at): say which header carries it.
+      sendError(res, error.code === 'unauthorized' ? new CachebreakError('unauthorized', error.message, `send a cachebreak API key with scope ingest in the ${KEY_HEADER} header; it is not forwarded`) : error);
+      return;
+    }
+    const upstream = upstreams[provider];
+    const call = route.api.observed(req.method ?? '', route.rest.split('?', 1)[0]!);
+    const startMs = deps.now();
+    const started = performance.now();
+    let outcome: string | undefined;
+    const settle = (value: string) => {
+      if (outcome !== undefined) return;
+      outcome = value;
+      countRequest(project, provider, value);
+    };
+
+    const body: Buffer[] = [];
+    let bodySize = 0;
+    const forwarded = upstream.request({
+      protocol: upstream.url.protocol,
+      hostname: upstream.url.hostname,
+      port: upstream.url.port || undefined,
+      method: req.method,
+      path: upstream.basePath + route.rest,
+      headers: passedOn(req.headers, true),
+      agent: upstream.agent,
+    });
+    if (call) {
+      req.on('data', (chunk: Buffer) => {
+        bodySize += chunk.length;
+        if (bodySize <= deps.bodyLimit) body.push(chunk);
+        else body.length = 0;
+      });
+    }
+    req.pipe(forwarded);
+    req.on('error', () => forwarded.destroy());
+
+    forwarded.on('error', (error) => {
+      if (!res.headersSent) {
+        settle('upstream_unreachable');
+        warn('proxy_upstream_unreachable', { provider, upstream: upstream.url.origin, message: error.message });
+        sendError(res, new CachebreakError('unavailable', `cachebreak proxy: cannot reach ${upstream.url.origin} (${error.message})`, `check --${provider}-upstream and the network`), 502);
+      } else {
+        settle('upstream_reset');
+        res.destroy();
+      }
+    });
+
+    forwarded.on('response', (answer) => {
+      const status = answer.statusCode ?? 502;
+      res.writeHead(status, answer.statusMessage, passedOn(answer.headers, false));
+      const ok = status >= 200 && status < 300;
+      const reader = call && ok ? new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit) : undefined;
+      let firstByteMs: number | undefined;
+      let endMs = startMs;
+      answer.on('data', (chunk: Buffer) => {
+        firstByteMs ??= performance.now() - started;
+        reader?.push(chunk);
+      });
+      // The response's end as the upstream sent it: before the client can start its next call.
+      answer.on('end', () => (endMs = deps.now()));
+      answer.pipe(res);
+      answer.on('close', () => {
+        if (answer.complete) return;
+        settle('upstream_reset');
+        res.destroy();
+      });
+      res.on('finish', () => {
+        if (!answer.complete) return;
+        settle('forwarded');
+        if (!call) return;
+        if (!ok) {
+          countCall(project, provider, 'upstream_status');
+          return;
+        }
+        if (bodySize > deps.bodyLimit) {
+          countCall(project, provider, 'unreadable');
+          warn('proxy_unreadable', { provider, error: `request body: more than --body-limit (${deps.bodyLimit} bytes) to read` });
+          return;
+        }
+        const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
+        const done = (async () => {
+          const usage = await reader!.end();
+          const observation = observe(
+            {
+              provider,
+              call,
+              requestHeaders: req.headers,
+              body: Buffer.concat(body),
+              requestId,
+              startMs,
+              endMs,
+              ttftMs: reader!.streamed && firstByteMs !== undefined ? Math.round(firstByteMs) : undefined,
+              usage,
+            },
+            deps.limits,
+            deps.bodyLimit,
+          );
+          body.length = 0;
+          if (!observation.ok) {
+            countCall(project, provider, 'unreadable');
+            warn('proxy_unreadable', { provider, error: observation.error });
+            return;
+          }
+          try {
+            await pipeline.ingest(project, [observation.event], 'proxy');
+            countCall(project, provider, observation.withUsage ? 'turn' : 'snapshot_only');
+          } catch (error) {
+            countCall(project, provider, 'store_failed');
+            warn('proxy_store_failed', { provider, message: (error as Error).message });
+          }
+        })();
+        observing.add(done);
+        void done.finally(() => observing.delete(done));
+      });
+    });
+
+    res.on('close', () => {
+      if (res.writableFinished) return;
+      settle('client_closed');
+      forwarded.destroy();
+    });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      log.error('proxy_failed', { message: (error as Error).message });
+      if (!res.headersSent) sendError(res, new CachebreakError('internal', 'internal error in the cachebreak proxy', 'see the server log'));
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close() {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+        await closed;
+        clearTimeout(cut);
+        await Promise.all(observing);
+        for (const upstream of Object.values(upstreams)) upstream.agent.destroy();
+      })();
+      return closing;
+    },
+  };
+}

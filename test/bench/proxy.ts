@@ -1,0 +1,140 @@
+// What the provider proxy adds to a model call: the same streamed Anthropic
+// call, made directly to a local mock upstream and through `cachebreak proxy`
+// (its own process, storing every call), in the same run. Latency is time to
+// the whole answer, one call at a time; throughput is calls per second with
+// CONCURRENCY in flight. Two upstreams: one that streams like a fast model
+// (first event after 10 ms, then an event per ms), the case the aims are set
+// for; and one that answers at once, which measures what the proxy costs per
+// call (forwarding, hashing the request, storing the turn) when nothing hides it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { once } from 'node:events';
+import { Agent, createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { percentile, type Row } from './lib.js';
+import { startServerProcess } from './server-process.js';
+
+const CONCURRENCY = 16;
+const SECONDS = 5;
+
+interface Upstream {
+  name: string;
+  /** Calls measured one at a time, each way. */
+  calls: number;
+  firstEventMs: number;
+  eventGapMs: number;
+}
+
+const UPSTREAMS: Upstream[] = [
+  { name: 'model-like upstream (first event at 10 ms, then 1 per ms)', calls: 400, firstEventMs: 10, eventGapMs: 1 },
+  { name: 'upstream answering at once', calls: 2_000, firstEventMs: 0, eventGapMs: 0 },
+];
+
+/** A request of a coding agent mid-session: 12 tools, a system prompt, 40 messages (~40 KB). */
+function requestBody(): string {
+  const tools = Array.from({ length: 12 }, (_, i) => ({ name: `tool_${i}`, description: 'd'.repeat(400), input_schema: { type: 'object', properties: { path: { type: 'string' } } } }));
+  const messages = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: [{ type: 'text', text: `message ${i} `.repeat(60) }] }));
+  return JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, stream: true, system: [{ type: 'text', text: 's'.repeat(8_000), cache_control: { type: 'ephemeral' } }], tools, messages });
+}
+
+/** An Anthropic event stream of 20 text deltas with usage in message_start and message_delta. */
+function answer(): string[] {
+  const event = (type: string, data: unknown) => `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+  return [
+    event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 40, cache_creation_input_tokens: 200, cache_read_input_tokens: 30_000, output_tokens: 1 } } }),
+    event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ...Array.from({ length: 20 }, () => event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'word ' } })),
+    event('content_block_stop', { type: 'content_block_stop', index: 0 }),
+    event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 20 } }),
+    event('message_stop', { type: 'message_stop' }),
+  ];
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function call(agent: Agent, port: number, path: string, body: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path, agent, headers: { 'content-type': 'application/json', 'x-api-key': 'bench' } }, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => (res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`${path} answered ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function throughputOf(agent: Agent, port: number, path: string, body: string): Promise<number> {
+  const end = performance.now() + SECONDS * 1000;
+  let done = 0;
+  const worker = async () => {
+    while (performance.now() < end) {
+      await call(agent, port, path, body);
+      done++;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return (done * 1000) / (performance.now() - started);
+}
+
+async function measure(upstream: Upstream): Promise<Row[]> {
+  const events = answer();
+  const whole = events.join('');
+  const mock = createServer((req, res) => {
+    req.resume();
+    req.on('end', async () => {
+      if (upstream.firstEventMs === 0) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' }).end(whole);
+        return;
+      }
+      await sleep(upstream.firstEventMs);
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of events) {
+        res.write(event);
+        await sleep(upstream.eventGapMs);
+      }
+      res.end();
+    });
+  });
+  mock.listen(0, '127.0.0.1');
+  await once(mock, 'listening');
+  const upstreamPort = (mock.address() as AddressInfo).port;
+  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-proxy-'));
+  const server = await startServerProcess(join(dir, 'proxy.db'), ['--proxy-port', '0', '--anthropic-upstream', `http://127.0.0.1:${upstreamPort}`], 'proxy');
+  const proxyPort = Number(new URL(server.proxyUrl!).port);
+  const body = requestBody();
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  try {
+    const direct: number[] = [];
+    const proxied: number[] = [];
+    for (let i = 0; i < 50; i++) await Promise.all([call(agent, upstreamPort, '/v1/messages', body), call(agent, proxyPort, '/anthropic/v1/messages', body)]);
+    // Interleaved, one at a time: both see the same machine state.
+    for (let i = 0; i < upstream.calls; i++) {
+      direct.push(await call(agent, upstreamPort, '/v1/messages', body));
+      proxied.push(await call(agent, proxyPort, '/anthropic/v1/messages', body));
+    }
+    const directRate = await throughputOf(agent, upstreamPort, '/v1/messages', body);
+    const proxiedRate = await throughputOf(agent, proxyPort, '/anthropic/v1/messages', body);
+    const added = (p: number) => percentile(proxied, p) - percentile(direct, p);
+    const model = upstream.firstEventMs > 0;
+    return [
+      { figure: `proxy, ${upstream.name}: added latency p50 of a streamed call`, value: added(50), unit: 'ms', baseline: { label: 'direct call p50', value: percentile(direct, 50) }, aim: model ? '—' : '— (cost per call)' },
+      { figure: `proxy, ${upstream.name}: added latency p99 of a streamed call`, value: added(99), unit: 'ms', baseline: { label: 'direct call p99', value: percentile(direct, 99) }, aim: model ? '≤ 2 ms' : '—' },
+      { figure: `proxy, ${upstream.name}: streamed calls per second, ${CONCURRENCY} in flight`, value: proxiedRate, unit: 'calls/s', baseline: { label: 'direct to the same upstream', value: directRate }, aim: model ? '≥ 0.9× direct' : '—' },
+    ];
+  } finally {
+    agent.destroy();
+    await server.stop();
+    mock.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Every call: a 41 KB request (12 tools, 40 messages) and a 26-event SSE answer, stored as a turn. */
+export async function benchProxy(): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const upstream of UPSTREAMS) rows.push(...(await measure(upstream)));
+  return rows;
+}
