@@ -49,7 +49,7 @@ const CASES: Record<string, Case> = {
     },
     breaks: [{ requestId: 'chatcmpl-9b20d4e1c3', previousRequestId: 'chatcmpl-8a1f0c2eb7', agentId: 'main', reason: 'model_changed' }],
   },
-  'Gemini CLI 0.61.0 (api_response and inference details logs)': {
+  'Gemini CLI 0.61.0 (llm_call spans, api_request and api_response logs)': {
     fixture: 'gemini-cli/0.61.0.json',
     requests: logsThenSpans,
     turns: {
@@ -64,6 +64,19 @@ const CASES: Record<string, Case> = {
       ],
     },
     breaks: [{ agentId: 'main', reason: 'system_changed', changedSystemBlocks: [0], previousCacheReadTokens: 9600, currentCacheReadTokens: 0 }],
+  },
+  // A tool added, the system instruction edited (~/.gemini/GEMINI.md), the first message rebuilt (project GEMINI.md).
+  'Gemini CLI 0.61.0 prefix changes between turns': {
+    fixture: 'gemini-cli/0.61.0-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      '5e7a9c1b-3d5f-4a7b-9c1d-2e4f6a8b0c2d': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss'].map((state) => [GEMINI_ID, 'main', state]),
+    },
+    breaks: [
+      { reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 0, changedToolNames: [] },
+      { reason: 'system_changed', reasons: ['system_changed'], changedSystemBlocks: [0], changedToolNames: [] },
+      { reason: 'tools_schema_changed', reasons: ['tools_schema_changed'], changedToolNames: ['mcp_tracker_search_issues'] },
+    ],
   },
   'Claude Code 2.1.88 (string counts)': {
     fixture: 'claude-code/2.1.88.json',

@@ -7,8 +7,10 @@ import { unitText, type Decoder } from './decoder.js';
 import { DumpError, telemetryOfDump } from './otel-sdk.js';
 import { jsonProblem } from '../../json-problem.js';
 
+/** Halves waiting for their partner; a call's snapshot parts are kept beside them, not waited for. */
 function waitingHalves(context: MappingContext): number {
-  return context.claudeBodies.size + context.claudeRequestIds.size + context.geminiCalls.size + context.geminiPrefixes.size;
+  const { claudeBodies, claudeRequestIds, requestHalves, responseHalves, spanPrefixes, spanCalls } = context;
+  return claudeBodies.size + claudeRequestIds.size + requestHalves.size + responseHalves.size + spanPrefixes.size + spanCalls.size;
 }
 
 export function otelFileDecoder(now: () => number = Date.now): Decoder {
