@@ -41,13 +41,26 @@ const CASES: Record<string, Case> = {
       '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d': [
         ['chatcmpl-8a1f0c2e9b', 'main', 'cold'],
         ['chatcmpl-8a1f0c2ea0', 'main', 'hit'],
-        ['chatcmpl-mem-51c0', 'memory-extractor-3fa9c1', 'cold'],
+        ['chatcmpl-mem-51c0', 'managed-auto-memory-extractor-3fa9c1', 'cold'],
         ['chatcmpl-8a1f0c2eb7', 'main', 'hit'],
-        ['chatcmpl-mem-77e2', 'memory-extractor-b70d42', 'cold'],
+        ['chatcmpl-mem-77e2', 'managed-auto-memory-extractor-b70d42', 'cold'],
         ['chatcmpl-9b20d4e1c3', 'main', 'miss'],
       ],
     },
     breaks: [{ requestId: 'chatcmpl-9b20d4e1c3', previousRequestId: 'chatcmpl-8a1f0c2eb7', agentId: 'main', reason: 'model_changed' }],
+  },
+  // The history rewritten at message 0 (the previous date reminder dropped), an MCP tool added, QWEN.md edited.
+  'Qwen Code 0.24.4 prefix changes between turns': {
+    fixture: 'qwen-code/0.24.4-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      '9c2e4a6b-8d0f-4b2c-a4e6-1f3b5d7e9a0c': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss', 'hit'].map((state) => [/^chatcmpl-[0-9a-f]{10}$/, 'main', state]),
+    },
+    breaks: [
+      { reason: 'system_changed', reasons: ['system_changed', 'messages_rewritten'], changedToolNames: [] },
+      { reason: 'tools_schema_changed', reasons: ['tools_schema_changed', 'messages_rewritten'], changedToolNames: ['(MCP tools)'] },
+      { reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 0, changedToolNames: [] },
+    ],
   },
   'Gemini CLI 0.61.0 (llm_call spans, api_request and api_response logs)': {
     fixture: 'gemini-cli/0.61.0.json',

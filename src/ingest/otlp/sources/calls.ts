@@ -42,12 +42,16 @@ function wait<T>(table: Pending<Timed<T>[]>, key: string, half: Timed<T>): void 
   table.set(key, [...waiting, half].slice(-MAX_WAITING));
 }
 
-/** Adds a part to a call's prefix; once the call's place is known, emits its snapshot with every part so far. */
+/**
+ * Adds a part to a call's prefix; once the call's place is known (from its
+ * usage record, the one record that always places it the same way), emits
+ * its snapshot with every part so far.
+ */
 export function addParts(context: MappingContext, requestId: string, place: SnapshotParts['place'], part: Prefix): CacheEvent[] {
   const known = context.snapshotParts.peek(requestId);
   const parts: SnapshotParts = { place: place ?? known?.place, prefix: known === undefined ? part : combine(known.prefix, part) };
   context.snapshotParts.set(requestId, parts);
-  if (parts.place === undefined) return [];
+  if (parts.place === undefined || Object.keys(parts.prefix).length === 0) return [];
   const { model, ...where } = parts.place;
   return [snapshotEvent(where, { ...parts.prefix, model })];
 }
@@ -82,7 +86,8 @@ export function responseRecord(context: MappingContext, key: string, call: Known
   const half = takeNearest(context.requestHalves, key, call.startMs);
   if (half !== undefined) return paired(context, call, half);
   wait(context.responseHalves, key, { at: call.startMs, id: call.requestId, value: call });
-  return [];
+  // Placed now: parts that came first (a span's) are emitted, and later ones will be.
+  return addParts(context, call.requestId, placeOf(call), {});
 }
 
 /** The prefix a span carries, for the call its request record was made in. */
