@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { mergeEvent } from '../../../src/core/join.js';
 import type { CacheEvent } from '../../../src/core/types.js';
 import type { LogRecord } from '../../../src/ingest/otlp/records.js';
 import { qwenAgent } from '../../../src/ingest/otlp/sources/qwen-code.js';
@@ -213,5 +214,21 @@ describe('Qwen Code 0.24.4, prefix changes between turns', () => {
     const { store: s } = await store(mapped(changes));
     const stored = JSON.stringify(await s.breaks('default', {}, {}, { limit: 10 })) + JSON.stringify(await turns(s, SESSION_X));
     for (const secret of ['retry budget', 'system-reminder', 'PaymentClient', 'QWEN.md rule']) expect(stored).not.toContain(secret);
+  });
+});
+
+describe('Qwen Code 0.24.4 cache writes', () => {
+  it('keeps the write the llm_request span reports, even 0, over the log record that has none, whichever comes first', () => {
+    const logs = telemetry.logs.filter((r) => r.attributes['response_id'] === 'chatcmpl-8a1f0c2ea0');
+    const span = telemetry.spans.find((s) => s.attributes['gen_ai.response.id'] === 'chatcmpl-8a1f0c2ea0')!;
+    const fromLog = mapped(only({ logs })).events.find((e) => e.type === 'turn')!;
+    for (const write of [0, 640]) {
+      const withWrite = { ...span, attributes: { ...span.attributes, 'gen_ai.usage.cache_creation.input_tokens': write } };
+      const fromSpan = mapped(only({ spans: [withWrite] })).events[0]!;
+      for (const [first, second] of [[fromLog, fromSpan], [fromSpan, fromLog]] as const) {
+        const { parts } = mergeEvent(mergeEvent(undefined, first).parts, second);
+        expect(parts.usage?.usage).toMatchObject({ write, writeReported: true, read: 12288 });
+      }
+    }
   });
 });
