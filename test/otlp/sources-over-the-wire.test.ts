@@ -123,6 +123,25 @@ const CASES: Record<string, Case> = {
       },
     ],
   },
+  // A tool denied between calls, a CLAUDE.md edit (no break: it comes in the newest message), an old tool result cleared.
+  'Claude Code 2.1.332 prefix changes between calls (raw bodies)': {
+    fixture: 'claude-code/2.1.332-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      'b7d9f1a3-5c6e-4a8b-9d0f-2e4c6a8b0d1f': [
+        ['req_011CWb0Zq0', 'main', 'cold'],
+        ['req_011CWb1Zq1', 'main', 'hit'],
+        ['req_011CWb2Zq2', 'main', 'miss'],
+        ['req_011CWb3Zq3', 'main', 'hit'],
+        ['req_011CWb4Zq4', 'main', 'hit'],
+        ['req_011CWb5Zq5', 'main', 'miss'],
+      ],
+    },
+    breaks: [
+      { requestId: 'req_011CWb5Zq5', reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 2, changedToolNames: [] },
+      { requestId: 'req_011CWb2Zq2', reason: 'tools_schema_changed', reasons: ['tools_schema_changed'], changedToolNames: ['Bash'] },
+    ],
+  },
   // SPEC §4.9: a compaction lives in the session's compact stream, and makes the next main-stream turn expected.
   'Claude Code 2.1.332 compaction (query_source compact)': {
     fixture: 'claude-code/2.1.332-compaction.json',
