@@ -11,9 +11,8 @@
 // names: the same call sent over OTLP too is one turn, completed here.
 import { buildSnapshot } from '../../../core/snapshot/index.js';
 import { toCacheEvent } from '../../http/events.js';
-import { jsonProblem } from '../../json-problem.js';
 import { qwenAgent } from '../../otlp/sources/qwen-code.js';
-import { unitText, type Decoder } from './decoder.js';
+import { jsonUnit, type Decoder } from './decoder.js';
 
 /** How such a file begins; an OpenTelemetry dump never starts with these keys. */
 export const QWEN_OPENAI_HEAD = /^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"request"\s*:/;
@@ -57,13 +56,9 @@ export function qwenOpenAiDecoder(): Decoder {
   return {
     decode(bytes, start, end, line, out) {
       out.units++;
-      let value: unknown;
-      try {
-        value = JSON.parse(unitText(bytes, start, end));
-      } catch (error) {
-        out.rejected.push({ line, error: `not valid JSON (${jsonProblem(error)})` });
-        return;
-      }
+      const unit = jsonUnit(bytes, start, end, line, out);
+      if (unit === undefined) return;
+      const { value } = unit;
       if (!isObject(value)) {
         out.rejected.push({ line, error: 'expected an object with timestamp, request, response and context' });
         return;
