@@ -394,7 +394,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_FORMAT',
     default: 'auto' as 'auto' | TailFormat,
     valueName: 'FORMAT',
-    help: 'Format of followed files: auto (told from each file\'s first line), ndjson, otel-file, claude-debug or qwen-debug',
+    help: 'Format of followed files: auto (told from each file\'s start), ndjson, otel-file, claude-debug, qwen-debug or qwen-openai',
     parse: oneOf('auto', ...TAIL_FORMATS),
   } satisfies Option<'auto' | TailFormat>,
   'from-start': {

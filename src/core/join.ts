@@ -86,12 +86,16 @@ function snapshotRank(part: SnapshotPart): [number[], string] {
   return [[told], JSON.stringify(key)];
 }
 
-/** A usage that reports cache fields, and more of them, tells more. Session and agent are placement, not content. */
+/**
+ * A usage that reports cache fields, a cache write among them (it decides
+ * the caching mode, SPEC §4.12), and more of them, tells more. Session and
+ * agent are placement, not content.
+ */
 function usageRank(part: UsagePart): [number[], string] {
   const u = part.usage;
   const nonZero = [u.read, u.write, u.write1h, u.output].filter((n) => n > 0).length;
   const key = [u.uncached, u.read, u.write, u.write1h, u.output, u.writeReported, part.ts, part.ttftMs, part.model, part.provider, JSON.stringify(part.diagnostics)];
-  return [[u.cacheReported ? 1 : 0, nonZero, defined(part.diagnostics, part.ttftMs, part.provider)], JSON.stringify(key)];
+  return [[u.cacheReported ? 1 : 0, u.writeReported ? 1 : 0, nonZero, defined(part.diagnostics, part.ttftMs, part.provider)], JSON.stringify(key)];
 }
 
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {

@@ -48,7 +48,7 @@ describe('cachebreak tail: usage', () => {
     const print = await cli(['tail', '--server', 'http://127.0.0.1:1', '--print', join(dir, '*.txt')]);
     expect(print).toMatchObject({ code: 2, stderr: expect.stringContaining('--print needs --db') });
     const format = await cli(['tail', '--format', 'xml', join(dir, '*.txt')]);
-    expect(format).toMatchObject({ code: 2, stderr: expect.stringContaining('--format: expected one of auto, ndjson, otel-file, claude-debug, qwen-debug, got "xml"') });
+    expect(format).toMatchObject({ code: 2, stderr: expect.stringContaining('--format: expected one of auto, ndjson, otel-file, claude-debug, qwen-debug, qwen-openai, got "xml"') });
   });
 
   it('says when a path does not exist yet, and follows it once it appears', async () => {

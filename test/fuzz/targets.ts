@@ -133,6 +133,8 @@ function tailCorpus(format: Format, events: Record<string, unknown>[]): Buffer[]
       return [Buffer.from('2026-11-30T10:00:00.000Z [INFO] [API] [trace_id=abc span_id=def] request sent\n2026-11-30T10:00:01.000Z [DEBUG] usage received\n')];
     case 'otel-file':
       return OUTFILES.map((file) => readFileSync(join(FIXTURES, 'otel-file', file)));
+    case 'qwen-openai':
+      return readdirSync(join(FIXTURES, 'qwen-openai')).map((file) => readFileSync(join(FIXTURES, 'qwen-openai', file)));
   }
 }
 

@@ -41,15 +41,28 @@ const CASES: Record<string, Case> = {
       '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d': [
         ['chatcmpl-8a1f0c2e9b', 'main', 'cold'],
         ['chatcmpl-8a1f0c2ea0', 'main', 'hit'],
-        ['chatcmpl-mem-51c0', 'memory-extractor-3fa9c1', 'cold'],
+        ['chatcmpl-mem-51c0', 'managed-auto-memory-extractor-3fa9c1', 'cold'],
         ['chatcmpl-8a1f0c2eb7', 'main', 'hit'],
-        ['chatcmpl-mem-77e2', 'memory-extractor-b70d42', 'cold'],
+        ['chatcmpl-mem-77e2', 'managed-auto-memory-extractor-b70d42', 'cold'],
         ['chatcmpl-9b20d4e1c3', 'main', 'miss'],
       ],
     },
     breaks: [{ requestId: 'chatcmpl-9b20d4e1c3', previousRequestId: 'chatcmpl-8a1f0c2eb7', agentId: 'main', reason: 'model_changed' }],
   },
-  'Gemini CLI 0.61.0 (api_response and inference details logs)': {
+  // The history rewritten at message 0 (the previous date reminder dropped), an MCP tool added, QWEN.md edited.
+  'Qwen Code 0.24.4 prefix changes between turns': {
+    fixture: 'qwen-code/0.24.4-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      '9c2e4a6b-8d0f-4b2c-a4e6-1f3b5d7e9a0c': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss', 'hit'].map((state) => [/^chatcmpl-[0-9a-f]{10}$/, 'main', state]),
+    },
+    breaks: [
+      { reason: 'system_changed', reasons: ['system_changed', 'messages_rewritten'], changedToolNames: [] },
+      { reason: 'tools_schema_changed', reasons: ['tools_schema_changed', 'messages_rewritten'], changedToolNames: ['(MCP tools)'] },
+      { reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 0, changedToolNames: [] },
+    ],
+  },
+  'Gemini CLI 0.61.0 (llm_call spans, api_request and api_response logs)': {
     fixture: 'gemini-cli/0.61.0.json',
     requests: logsThenSpans,
     turns: {
@@ -64,6 +77,19 @@ const CASES: Record<string, Case> = {
       ],
     },
     breaks: [{ agentId: 'main', reason: 'system_changed', changedSystemBlocks: [0], previousCacheReadTokens: 9600, currentCacheReadTokens: 0 }],
+  },
+  // A tool added, the system instruction edited (~/.gemini/GEMINI.md), the first message rebuilt (project GEMINI.md).
+  'Gemini CLI 0.61.0 prefix changes between turns': {
+    fixture: 'gemini-cli/0.61.0-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      '5e7a9c1b-3d5f-4a7b-9c1d-2e4f6a8b0c2d': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss'].map((state) => [GEMINI_ID, 'main', state]),
+    },
+    breaks: [
+      { reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 0, changedToolNames: [] },
+      { reason: 'system_changed', reasons: ['system_changed'], changedSystemBlocks: [0], changedToolNames: [] },
+      { reason: 'tools_schema_changed', reasons: ['tools_schema_changed'], changedToolNames: ['mcp_tracker_search_issues'] },
+    ],
   },
   'Claude Code 2.1.88 (string counts)': {
     fixture: 'claude-code/2.1.88.json',
@@ -95,6 +121,25 @@ const CASES: Record<string, Case> = {
         reason: 'tools_order_changed',
         changedToolNames: ['mcp__filesystem__read_tree', 'mcp__github__search_issues'],
       },
+    ],
+  },
+  // A tool denied between calls, a CLAUDE.md edit (no break: it comes in the newest message), an old tool result cleared.
+  'Claude Code 2.1.332 prefix changes between calls (raw bodies)': {
+    fixture: 'claude-code/2.1.332-changes.json',
+    requests: logsThenSpans,
+    turns: {
+      'b7d9f1a3-5c6e-4a8b-9d0f-2e4c6a8b0d1f': [
+        ['req_011CWb0Zq0', 'main', 'cold'],
+        ['req_011CWb1Zq1', 'main', 'hit'],
+        ['req_011CWb2Zq2', 'main', 'miss'],
+        ['req_011CWb3Zq3', 'main', 'hit'],
+        ['req_011CWb4Zq4', 'main', 'hit'],
+        ['req_011CWb5Zq5', 'main', 'miss'],
+      ],
+    },
+    breaks: [
+      { requestId: 'req_011CWb5Zq5', reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 2, changedToolNames: [] },
+      { requestId: 'req_011CWb2Zq2', reason: 'tools_schema_changed', reasons: ['tools_schema_changed'], changedToolNames: ['Bash'] },
     ],
   },
   // SPEC §4.9: a compaction lives in the session's compact stream, and makes the next main-stream turn expected.

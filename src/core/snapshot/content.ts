@@ -2,7 +2,7 @@
 // block: adding a marker needs the block form, and that switch alone must not
 // look like a changed prompt.
 import { hashContent } from '../hash.js';
-import { expectRecord, isRecord, SnapshotError, type JsonObject } from './common.js';
+import { expectArray, expectRecord, isRecord, SnapshotError, type JsonObject } from './common.js';
 import { markerNames, splitBlocks, type Marker, type Section } from './markers.js';
 
 export interface SystemHashes {
@@ -62,4 +62,9 @@ export function readMessage(
   if (!Array.isArray(blocks)) throw new SnapshotError(`${field}.content`, 'expected a string or an array');
   const { kept, markers } = splitBlocks(blocks, `${field}.content`, section, at);
   return { message: { ...message, content: kept }, markers };
+}
+
+/** Messages that carry no cache markers (Gemini `contents`) → one hash per message, in order. */
+export function hashMessages(raw: unknown, field: string): string[] {
+  return expectArray(raw, field).map((message, i) => hashContent(expectRecord(message, `${field}[${i}]`)));
 }

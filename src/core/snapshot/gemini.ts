@@ -1,10 +1,10 @@
 // Gemini generateContent request → snapshot. The REST API takes camelCase and
 // snake_case field names alike, and names the model in the URL. Caching is
 // implicit unless the request points at an explicit cache (cachedContent).
-import { hashContent, hashString } from '../hash.js';
+import { hashString } from '../hash.js';
 import type { CacheControl, SnapshotContent } from '../types.js';
-import { expectArray, expectRecord, expectString, modelOf, optionalArray, type JsonObject, type SnapshotOptions } from './common.js';
-import { readSystem } from './content.js';
+import { expectString, modelOf, optionalArray, type JsonObject, type SnapshotOptions } from './common.js';
+import { hashMessages, readSystem } from './content.js';
 import { readTools } from './tools.js';
 
 /** The value of a field and the spelling it was found under. */
@@ -33,6 +33,6 @@ export function geminiSnapshot(body: JsonObject, options: SnapshotOptions): Snap
     ...readSystem(system.value, system.name).hashes,
     tools: readTools(optionalArray(body.tools, 'tools'), 'tools').tools,
     cacheControl: cacheSettings(body),
-    messageHashes: expectArray(body.contents, 'contents').map((raw, i) => hashContent(expectRecord(raw, `contents[${i}]`))),
+    messageHashes: hashMessages(body.contents, 'contents'),
   };
 }

@@ -10,7 +10,7 @@ import { openaiChatSnapshot, openaiResponsesSnapshot } from './openai.js';
 import { detectRequestApi, type RequestApi } from './shape.js';
 
 export { SnapshotError, type SnapshotOptions } from './common.js';
-export { readRawSystem, type SystemHashes } from './content.js';
+export { hashMessages, readRawSystem, type SystemHashes } from './content.js';
 export { detectRequestApi, REQUEST_APIS, type RequestApi } from './shape.js';
 export { readRawTools } from './tools.js';
 

@@ -197,3 +197,25 @@ describe('Claude Code 2.1.332 compaction (query_source compact)', () => {
     expect(judged(inMain)[AFTER]).toBe('miss');
   });
 });
+
+describe('Claude Code 2.1.332, prefix changes between calls (raw bodies)', () => {
+  const changes = fixture('claude-code/2.1.332-changes.json');
+  const SESSION_X = 'b7d9f1a3-5c6e-4a8b-9d0f-2e4c6a8b0d1f';
+
+  it('names the denied tool and the rewritten tool result; a CLAUDE.md edit leaves the prefix whole', async () => {
+    const { store: s } = await store(mapped(changes));
+    const views = await turns(s, SESSION_X);
+    expect(views.map((v) => v.state)).toEqual(['cold', 'hit', 'miss', 'hit', 'hit', 'miss']);
+    const { items } = await s.breaks('default', {}, {}, { limit: 10 });
+    expect([...items].reverse().map((b) => [b.reason, b.reasons, b.changedToolNames, b.firstChangedMessageIndex])).toEqual([
+      ['tools_schema_changed', ['tools_schema_changed'], ['Bash'], null],
+      ['messages_rewritten', ['messages_rewritten'], [], 2],
+    ]);
+  });
+
+  it('without the bodies, the same breaks are found but their reason is unknown', async () => {
+    const { store: s } = await store(mapped(only({ logs: changes.logs.filter(named('api_request')) })));
+    const { items } = await s.breaks('default', {}, {}, { limit: 10 });
+    expect(items.map((b) => b.reason)).toEqual(['unknown', 'unknown']);
+  });
+});

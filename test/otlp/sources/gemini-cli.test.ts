@@ -32,57 +32,71 @@ describe('Gemini CLI 0.61.0', () => {
     expect(totalInput(usage)).toBe(11200);
   });
 
-  it('gives each call the snapshot of its details record, whichever comes first, across requests', () => {
+  it('gives each call the snapshot of its llm_call span and api_request record, whichever comes first, across requests', () => {
     const context = createMappingContext();
     const half = Math.floor(telemetry.logs.length / 2);
-    const a = mapped(only({ logs: telemetry.logs.slice(0, half) }), context);
-    const b = mapped(only({ logs: telemetry.logs.slice(half) }), context);
-    const events = [...a.events, ...b.events];
+    // Spans first, then the logs in two exports: every half waits for its partner.
+    const parts = [only({ spans: telemetry.spans }), only({ logs: telemetry.logs.slice(0, half) }), only({ logs: telemetry.logs.slice(half) })];
+    const events = parts.flatMap((part) => mapped(part, context).events);
     const usage = requestIds(events, 'usage');
-    expect(requestIds(events, 'snapshot').sort()).toEqual([...usage].sort());
-    const snapshots = events.filter((e) => e.type === 'snapshot');
-    expect(snapshots.map((e) => e.type === 'snapshot' && [e.agentId, e.model])).toEqual([
-      ['utility_router', 'gemini-2.5-flash-lite'],
-      ['main', 'gemini-2.5-pro'],
-      ['utility_router', 'gemini-2.5-flash-lite'],
-      ['main', 'gemini-2.5-pro'],
-      ['utility_router', 'gemini-2.5-flash-lite'],
-      ['main', 'gemini-2.5-pro'],
+    const snapshots = new Map(events.flatMap((e) => (e.type === 'snapshot' ? [[e.requestId, e] as const] : [])));
+    expect([...snapshots.keys()].sort()).toEqual([...usage].sort());
+    expect(
+      usage.map((id) => {
+        const s = snapshots.get(id)!;
+        return [s.agentId, s.model, s.tools?.length, s.messageHashes?.length, typeof s.systemHash];
+      }),
+    ).toEqual([
+      ['utility_router', 'gemini-2.5-flash-lite', 0, 1, 'string'],
+      ['main', 'gemini-2.5-pro', 11, 1, 'string'],
+      ['utility_router', 'gemini-2.5-flash-lite', 0, 1, 'string'],
+      ['main', 'gemini-2.5-pro', 11, 3, 'string'],
+      ['utility_router', 'gemini-2.5-flash-lite', 0, 1, 'string'],
+      ['main', 'gemini-2.5-pro', 11, 5, 'string'],
     ]);
     // Nothing is left waiting.
-    expect(context.geminiCalls.size + context.geminiPrefixes.size).toBe(0);
+    expect(context.requestHalves.size + context.responseHalves.size + context.spanPrefixes.size + context.spanCalls.size).toBe(0);
+  });
+
+  it('pairs a response with the request record of its stream that started when it did, not with an earlier one', () => {
+    const mainRequests = telemetry.logs.filter((r) => r.attributes['event.name'] === 'gemini_cli.api_request' && r.attributes['role'] === 'main');
+    const mainResponses = telemetry.logs.filter((r) => r.attributes['event.name'] === 'gemini_cli.api_response' && r.attributes['role'] === 'main');
+    // The requests of turns 1 and 2 arrive before the response of turn 2: turn 2 must take its own (3 messages).
+    const events = mapped(only({ logs: [mainRequests[0]!, mainRequests[1]!, mainResponses[1]!] })).events;
+    const snapshot = events.find((e) => e.type === 'snapshot');
+    expect(snapshot?.type === 'snapshot' && snapshot.messageHashes?.length).toBe(3);
   });
 
   it('keeps utility_router out of the main stream, so the main thread break is seen and explained', async () => {
     const { store: s, counts } = await store(mapped(telemetry));
-    expect(counts).toEqual({ accepted: 12, duplicates: 0 });
+    // Per call: its usage, the snapshot of its request record, then that snapshot completed by its span.
+    expect(counts).toEqual({ accepted: 18, duplicates: 0 });
     const views = await turns(s, SESSION);
     // Gemini caches automatically: each router prompt (1850..1950 tokens) is written, and what the one before left
     // is under the 2,000 tokens a miss needs, so each is cold, never a break (SPEC §4.1, §4.3).
     expect(views.filter((v) => v.agentId === 'utility_router').map((v) => v.state)).toEqual(['cold', 'cold', 'cold']);
     expect(views.filter((v) => v.agentId === 'main').map((v) => v.state)).toEqual(['cold', 'hit', 'miss']);
     const [record] = (await s.breaks('default', {}, {}, { limit: 10 })).items;
-    expect(record).toMatchObject({ agentId: 'main', reason: 'system_changed', changedSystemBlocks: [0], previousCacheReadTokens: 9600, currentCacheReadTokens: 0 });
+    expect(record).toMatchObject({
+      agentId: 'main',
+      reason: 'system_changed',
+      reasons: ['system_changed'],
+      changedSystemBlocks: [0],
+      changedToolNames: [],
+      firstChangedMessageIndex: null,
+      previousCacheReadTokens: 9600,
+      currentCacheReadTokens: 0,
+    });
     expect(Object.keys(states(views))).toHaveLength(6);
   });
 
   it('sent twice, every event is a duplicate', async () => {
     const { counts } = await store(mapped(telemetry), mapped(telemetry));
-    expect(counts).toEqual({ accepted: 12, duplicates: 12 });
+    expect(counts).toEqual({ accepted: 18, duplicates: 18 });
   });
 
-  it('ignores its spans, which repeat what its log records count', () => {
-    const span = {
-      resource: telemetry.logs[0]!.resource,
-      scope: telemetry.logs[0]!.scope,
-      name: 'llm_call',
-      traceId: 'aa'.repeat(16),
-      spanId: 'bb'.repeat(8),
-      startMs: 0,
-      endMs: 1,
-      attributes: { 'gen_ai.usage.input_tokens': 9850, 'gen_ai.operation.name': 'generate_content' },
-      events: [],
-    };
+  it('ignores its spans other than llm_call, which repeat what its log records count', () => {
+    const span = { ...telemetry.spans[0]!, name: 'tool_call', attributes: { 'gen_ai.usage.input_tokens': 9850, 'gen_ai.operation.name': 'tool_call' } };
     expect(mapped(only({ spans: [span] })).ignored).toEqual({ covered_by_logs: 1 });
   });
 
@@ -136,5 +150,55 @@ describe('Gemini CLI 0.61.0 chat_compression', () => {
     const result = mapped(only({ logs }));
     expect(result.ignored).toEqual({ compression_not_applied: 1 });
     expect(result.events.filter((e) => e.agentId === 'compact')).toEqual([]);
+  });
+});
+
+describe('Gemini CLI 0.61.0, a prefix change between turns', () => {
+  const changes = fixture('gemini-cli/0.61.0-changes.json');
+  const SESSION_X = '5e7a9c1b-3d5f-4a7b-9c1d-2e4f6a8b0c2d';
+
+  async function breaksOf(telemetry: typeof changes) {
+    const { store: s } = await store(mapped(telemetry));
+    const views = await turns(s, SESSION_X);
+    const { items } = await s.breaks('default', {}, {}, { limit: 10 });
+    return { states: views.map((v) => v.state), breaks: [...items].reverse() };
+  }
+
+  it('names the added tool, the edited system instruction and the rewritten first message', async () => {
+    const { states: seen, breaks } = await breaksOf(changes);
+    expect(seen).toEqual(['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss']);
+    expect(breaks.map((b) => [b.reason, b.reasons, b.changedToolNames, b.changedSystemBlocks, b.firstChangedMessageIndex])).toEqual([
+      ['tools_schema_changed', ['tools_schema_changed'], ['mcp_tracker_search_issues'], null, null],
+      ['system_changed', ['system_changed'], [], [0], null],
+      ['messages_rewritten', ['messages_rewritten'], [], null, 0],
+    ]);
+    expect(breaks[0]!.toolChanges).toEqual({ added: ['mcp_tracker_search_issues'], removed: [], schemaChanged: [], moved: [] });
+  });
+
+  it('without its spans, only the history is known: the tool and system changes are unknown, the rewrite still named', async () => {
+    const { breaks } = await breaksOf(only({ logs: changes.logs }));
+    expect(breaks.map((b) => b.reason)).toEqual(['unknown', 'unknown', 'messages_rewritten']);
+  });
+
+  it('with prompt logging off (no request_text), the spans still name the tool and system changes; the rewrite is not seen', async () => {
+    const logs = changes.logs.map((r) => {
+      const { request_text: _, ...attributes } = r.attributes;
+      return { ...r, attributes };
+    });
+    const { breaks } = await breaksOf(only({ logs, spans: changes.spans }));
+    expect(breaks.map((b) => [b.reason, b.changedToolNames])).toEqual([
+      ['tools_schema_changed', ['mcp_tracker_search_issues']],
+      ['system_changed', []],
+      // System and tools known unchanged, the messages unknown: SPEC §4.4 takes that for the provider's doing.
+      ['likely_provider_ttl_or_eviction', []],
+    ]);
+  });
+
+  it('keeps no prompt, message or tool text', async () => {
+    const { store: s } = await store(mapped(changes));
+    const stored = JSON.stringify(await s.breaks('default', {}, {}, { limit: 10 })) + JSON.stringify(await turns(s, SESSION_X));
+    for (const secret of ['Which open issues', 'Search the issue tracker', 'British English', 'npm run lint', 'interactive CLI agent']) {
+      expect(stored).not.toContain(secret);
+    }
   });
 });

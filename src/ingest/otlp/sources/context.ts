@@ -6,6 +6,8 @@
 // undone when the write of its events fails, so that the client's retry of
 // the same request finds the half it needs again.
 import type { SnapshotContent } from '../../../core/types.js';
+import type { SnapshotPlace } from './events.js';
+import type { Prefix } from './prefix.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits.js';
 import { footprint } from './footprint.js';
 
@@ -143,7 +145,7 @@ export interface PendingSnapshot {
   ts: number;
 }
 
-/** A call whose usage was mapped, waiting for the record that carries its prefix but names it only by session and time. */
+/** A call whose usage was mapped, waiting for the records that carry its prefix but name it only by stream and time. */
 export interface KnownCall {
   requestId: string;
   sessionId: string;
@@ -153,10 +155,26 @@ export interface KnownCall {
   startMs: number;
 }
 
-/** The prefix of a call whose usage record has not arrived yet. */
-export interface WaitingPrefix {
-  prefix: Omit<SnapshotContent, 'model'>;
-  model?: string | undefined;
+/** The request-side record of a call (its messages, the span it was made in), waiting for the call's usage record. */
+export interface RequestHalf {
+  /** What identifies the record, so that a retried export does not add it twice. */
+  id: string;
+  messageHashes?: string[] | undefined;
+  /** trace id + span id of the span the request was made in. */
+  spanKey?: string | undefined;
+}
+
+/** A half that pairs with the other half of its stream that started closest to it. */
+export interface Timed<T> {
+  at: number;
+  id: string;
+  value: T;
+}
+
+/** What is known of a call's prefix so far, from several records; emitted whole each time a part is added. */
+export interface SnapshotParts {
+  place?: (SnapshotPlace & { model: string }) | undefined;
+  prefix: Prefix;
 }
 
 export interface MappingContext {
@@ -164,10 +182,16 @@ export interface MappingContext {
   readonly claudeBodies: Pending<PendingSnapshot>;
   /** Claude Code request ids by session + request_body_id, when the response body came first. */
   readonly claudeRequestIds: Pending<string>;
-  /** Gemini CLI `api_response` calls by session + event.timestamp, for the GenAI details record of the same call. */
-  readonly geminiCalls: Pending<KnownCall>;
-  /** Gemini CLI GenAI details prefixes by session + event.timestamp, when they came before their `api_response`. */
-  readonly geminiPrefixes: Pending<WaitingPrefix>;
+  /** `api_request` records (Gemini CLI, Qwen Code) by stream, waiting for the `api_response` of the same call. */
+  readonly requestHalves: Pending<Timed<RequestHalf>[]>;
+  /** `api_response` calls by stream, when they came before their `api_request`. */
+  readonly responseHalves: Pending<Timed<KnownCall>[]>;
+  /** Gemini CLI `llm_call` span prefixes by trace + span id, until the call made in that span is known. */
+  readonly spanPrefixes: Pending<Prefix>;
+  /** Request ids by trace + span id, when the call was known before its `llm_call` span. */
+  readonly spanCalls: Pending<string>;
+  /** Each call's prefix parts by request id, so that a part arriving later completes the snapshot. */
+  readonly snapshotParts: Pending<SnapshotParts>;
   /**
    * The model of each session's latest main-stream call, to label a
    * compaction record that names none (Qwen Code, Gemini CLI). Not a join:
@@ -200,8 +224,11 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
   return {
     claudeBodies: table('claude_request_bodies'),
     claudeRequestIds: table('claude_request_ids'),
-    geminiCalls: table('gemini_calls'),
-    geminiPrefixes: table('gemini_prefixes'),
+    requestHalves: table('request_halves'),
+    responseHalves: table('response_halves'),
+    spanPrefixes: table('span_prefixes'),
+    spanCalls: table('span_calls'),
+    snapshotParts: table('snapshot_parts'),
     sessionModels: table('session_models'),
     limits: options.limits ?? DEFAULT_LIMITS,
     get waitingBytes() {

@@ -1,29 +1,43 @@
-// Gemini CLI (0.61.x). Each model call is logged twice, with one
-// `event.timestamp`: `gemini_cli.api_response` (usage, role, prompt_id, no
-// request or response id) and `gen_ai.client.inference.operation.details`
-// (the system instructions, no role or prompt_id). The first gives the usage
-// under a derived request id; the second, matched by session and timestamp,
-// gives that request its snapshot. `input_token_count` INCLUDES the cache
-// read; Gemini reports no cache write.
+// Gemini CLI (0.61.x). Each model call is three records:
+// - the `llm_call` span (exported by default) carries the request's system
+//   instructions (`gen_ai.system_instructions`) and tool declarations
+//   (`gen_ai.tool.definitions`), set when the span starts, whatever the
+//   content settings;
+// - `gemini_cli.api_request`, logged inside that span (so it carries the
+//   span's ids), carries `request_text`, the JSON of the request's contents
+//   (prompt logging is on by default);
+// - `gemini_cli.api_response` carries the usage, role and prompt_id, but no
+//   request or response id, and is not always logged inside the span (a
+//   streamed response is logged where the stream is read).
+// The response pairs with the request record of its stream (session, role,
+// prompt_id) that started when it did (calls.ts), and through it with the
+// span: together they give the call's full snapshot — per-tool schema
+// hashes, the system hash, a hash per message; the text is hashed and
+// dropped. `input_token_count` INCLUDES the cache read; Gemini reports no
+// cache write. The `gen_ai.client.inference.operation.details` records
+// repeat the system instructions in another shape, cut to a length limit:
+// they are not used, so that one call's system hash is never compared with
+// another's taken from a different shape.
 //
 // `gemini_cli.chat_compression` (tokens_before, tokens_after, no model) says
 // the session's history was summarised: it becomes a compaction marker. The
 // summarisation calls themselves (role utility_compressor) keep their own
 // stream: they are also made when the compression then fails.
-import type { CacheEvent } from '../../../core/types.js';
-import type { Attributes, LogRecord, Origin } from '../records.js';
-import type { KnownCall, MappingContext } from './context.js';
-import { count, eventName, eventTime, firstText, millis, requireSession, serviceName, text } from './attributes.js';
+import type { LogRecord, Origin, Span } from '../records.js';
+import type { MappingContext } from './context.js';
+import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
+import { requestRecord, responseRecord, spanPrefix } from './calls.js';
 import { compactionMarker, noteSessionModel } from './compaction.js';
-import { derivedRequestId, inclusive, snapshotEvent, usageEvent, type Call } from './events.js';
-import { GENAI_DETAILS_EVENT, genaiPrefix } from './genai.js';
-import type { Prefix } from './prefix.js';
-import { ignored, MappingError, none, type Outcome, type Source } from './source.js';
+import { derivedRequestId, inclusive, usageEvent, type Call } from './events.js';
+import { GENAI_DETAILS_EVENT, genaiPrefix, traceRequestId } from './genai.js';
+import { messageHashesOf } from './prefix.js';
+import { ignored, MappingError, type Outcome, type Source } from './source.js';
 
 const SERVICE = 'gemini-cli';
 const PREFIX = 'gemini_cli.';
 const PROVIDER = 'gemini';
 const CHAT_COMPRESSION = 'gemini_cli.chat_compression';
+const LLM_CALL = 'llm_call';
 
 function fromGeminiCli(origin: Origin): boolean {
   return origin.scope.name === SERVICE || serviceName(origin) === SERVICE;
@@ -40,16 +54,22 @@ export function geminiAgent(role: string | undefined, promptId: string | undefin
   return (promptId === undefined ? undefined : /^(.+)#\d+$/.exec(promptId)?.[1]) ?? role;
 }
 
-/** What both records of one call share. */
-function joinKey(sessionId: string, record: LogRecord): string {
-  return `${sessionId}\u0000${text(record.attributes, 'event.timestamp') ?? record.timeMs}`;
+/** The stream both records of a call name. */
+function streamKey(sessionId: string, a: LogRecord['attributes']): string {
+  return ['gemini_cli', sessionId, text(a, 'role') ?? '', text(a, 'prompt_id') ?? ''].join('\u0000');
 }
 
-function snapshotOf(call: KnownCall, prefix: Prefix, model: string | undefined): CacheEvent[] {
-  const chosen = call.model ?? model;
-  if (chosen === undefined) return [];
-  const { requestId, sessionId, agentId, provider } = call;
-  return [snapshotEvent({ requestId, sessionId, agentId, provider, ts: call.startMs }, { ...prefix, model: chosen })];
+function apiRequest(record: LogRecord, context: MappingContext): Outcome {
+  const a = record.attributes;
+  const sessionId = requireSession(record, a);
+  const at = eventTime(record);
+  const spanKey = traceRequestId(record.traceId, record.spanId);
+  const half = {
+    id: derivedRequestId('gemini_cli', [sessionId, text(a, 'role'), text(a, 'prompt_id'), a['event.timestamp'] ?? record.timeMs, spanKey]),
+    messageHashes: messageHashesOf(a['request_text']),
+    spanKey,
+  };
+  return { events: requestRecord(context, streamKey(sessionId, a), at, half) };
 }
 
 function apiResponse(record: LogRecord, context: MappingContext): Outcome {
@@ -78,44 +98,35 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
     output: (count(a, 'output_token_count') ?? 0) + (count(a, 'thoughts_token_count') ?? 0),
   });
   noteSessionModel(context, sessionId, call.agentId, model);
-  // A usage event, not a turn: the details record brings this call's snapshot.
-  const events = [usageEvent(call, tokens)];
-  const key = joinKey(sessionId, record);
-  const waiting = context.geminiPrefixes.take(key);
-  if (waiting === undefined) context.geminiCalls.set(key, call);
-  else events.push(...snapshotOf(call, waiting.prefix, waiting.model));
-  return { events };
+  // A usage event, not a turn: the request record and the span bring this call's snapshot.
+  return { events: [usageEvent(call, tokens), ...responseRecord(context, streamKey(sessionId, a), call)] };
 }
 
-function details(record: LogRecord, context: MappingContext): Outcome {
-  const a: Attributes = record.attributes;
-  // The request-side and error-side details records are not a completed call.
-  if (a['gen_ai.response.id'] === undefined && a['gen_ai.usage.input_tokens'] === undefined) return ignored('unused_event');
-  const prefix = genaiPrefix(a);
-  if (prefix === undefined) return ignored('no_prefix');
-  const key = joinKey(requireSession(record, a), record);
-  const model = firstText(a, ['gen_ai.request.model', 'gen_ai.response.model']);
-  const call = context.geminiCalls.take(key);
-  if (call !== undefined) return { events: snapshotOf(call, prefix, model) };
-  context.geminiPrefixes.set(key, { prefix, model });
-  return none;
+/** The `llm_call` span: the prefix of the call whose request record was logged inside it; its counts repeat the logs'. */
+function llmCall(span: Span, context: MappingContext): Outcome {
+  const spanKey = traceRequestId(span.traceId, span.spanId);
+  const prefix = genaiPrefix(span.attributes);
+  if (spanKey === undefined || prefix === undefined) return ignored('covered_by_logs');
+  return { events: spanPrefix(context, spanKey, prefix) };
 }
 
 export const geminiCli: Source = {
   name: 'gemini-cli',
   log(record, context) {
     const name = eventName(record);
+    if (name === 'gemini_cli.api_request') return apiRequest(record, context);
     if (name === 'gemini_cli.api_response') return apiResponse(record, context);
     if (name === CHAT_COMPRESSION) {
       const sessionId = requireSession(record, record.attributes);
       return compactionMarker(record, context, { source: 'gemini_cli', name, sessionId, provider: PROVIDER });
     }
     if (name.startsWith(PREFIX)) return ignored('unused_event');
-    if (name === GENAI_DETAILS_EVENT && fromGeminiCli(record)) return details(record, context);
+    if (name === GENAI_DETAILS_EVENT && fromGeminiCli(record)) return ignored('unused_event');
     return undefined;
   },
-  // Gemini CLI's spans repeat what its log records already count.
-  span(span) {
-    return fromGeminiCli(span) ? ignored('covered_by_logs') : undefined;
+  // Gemini CLI's spans repeat what its log records count; `llm_call` also carries the call's system and tools.
+  span(span, context) {
+    if (!fromGeminiCli(span)) return undefined;
+    return span.name === LLM_CALL ? llmCall(span, context) : ignored('covered_by_logs');
   },
 };

@@ -1,7 +1,7 @@
 // Raw prefix content some telemetry carries (system instructions, tool
 // definitions) → the snapshot's hashes, with the core's hashing. The content
 // is read, hashed and dropped here; errors name the attribute, never the text.
-import { readRawSystem, readRawTools, SnapshotError } from '../../../core/snapshot/index.js';
+import { hashMessages, readRawSystem, readRawTools, SnapshotError } from '../../../core/snapshot/index.js';
 import type { SnapshotContent } from '../../../core/types.js';
 import { MappingError } from './source.js';
 
@@ -63,4 +63,29 @@ export function combine(...parts: Prefix[]): Prefix {
   const combined: Prefix = Object.assign({}, ...parts);
   if (markers.length > 0) combined.cacheControl = { enabled: true, markers };
   return combined;
+}
+
+/**
+ * A request's messages as a harness logs them (`request_text`: the JSON of
+ * its Gemini-shaped contents, or of a request holding them) → one hash per
+ * message; the text is dropped. Undefined when absent or unreadable: prompt
+ * logging turned off, or a text cut short by an attribute length limit.
+ */
+export function messageHashesOf(raw: unknown): string[] | undefined {
+  if (typeof raw !== 'string') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const contents = Array.isArray(value) ? value : typeof value === 'object' && value !== null ? (value as { contents?: unknown }).contents : undefined;
+  if (!Array.isArray(contents)) return undefined;
+  try {
+    return hashMessages(contents, 'request_text');
+  } catch (error) {
+    // A message that is not an object, or nested deeper than hashing can walk.
+    if (error instanceof SnapshotError || (error instanceof RangeError && /call stack/i.test(error.message))) return undefined;
+    throw error;
+  }
 }

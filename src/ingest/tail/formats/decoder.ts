@@ -2,6 +2,7 @@
 // in, cachebreak data out. A unit that cannot be used is reported with its
 // line; one that carries nothing for cachebreak is counted as ignored.
 import type { CacheEvent } from '../../../core/types.js';
+import { jsonProblem } from '../../json-problem.js';
 import type { ExternalBreak, TokenPoint } from '../../../store/store.js';
 
 export interface Rejected {
@@ -48,4 +49,14 @@ export interface FileContext {
 export function unitText(bytes: Buffer, start: number, end: number): string {
   const text = bytes.toString('utf8', start, end);
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** A unit's JSON value, or undefined once a unit that is not JSON has been reported with its line. */
+export function jsonUnit(bytes: Buffer, start: number, end: number, line: number, out: Decoded): { value: unknown } | undefined {
+  try {
+    return { value: JSON.parse(unitText(bytes, start, end)) as unknown };
+  } catch (error) {
+    out.rejected.push({ line, error: `not valid JSON (${jsonProblem(error)})` });
+    return undefined;
+  }
 }

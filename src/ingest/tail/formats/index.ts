@@ -9,6 +9,7 @@ import type { Decoder, FileContext } from './decoder.js';
 import { ndjsonDecoder } from './ndjson.js';
 import { otelFileDecoder } from './otel-file.js';
 import { QWEN_DEBUG_NOTE, qwenDebugDecoder } from './qwen-debug.js';
+import { QWEN_OPENAI_HEAD, qwenOpenAiDecoder } from './qwen-openai.js';
 
 import type { Format } from './names.js';
 
@@ -56,13 +57,14 @@ export function detectFormat(head: Buffer, path: string): Format | 'unknown' | u
     return text.startsWith('{') ? 'otel-file' : 'unknown';
   }
   const first = text.slice(0, end).trimEnd();
+  if (QWEN_OPENAI_HEAD.test(text)) return 'qwen-openai';
   if (first.startsWith('{')) return jsonFormat(first);
   if (DEBUG_LINE.test(first)) return debugFormat(text, path);
   return 'unknown';
 }
 
 export function framerOf(format: Format): Framer {
-  return format === 'otel-file' ? objectFramer() : lineFramer();
+  return format === 'otel-file' || format === 'qwen-openai' ? objectFramer() : lineFramer();
 }
 
 export function decoderOf(format: Format, file: FileContext): Decoder {
@@ -75,6 +77,8 @@ export function decoderOf(format: Format, file: FileContext): Decoder {
       return claudeDebugDecoder(file);
     case 'qwen-debug':
       return qwenDebugDecoder();
+    case 'qwen-openai':
+      return qwenOpenAiDecoder();
   }
 }
 

@@ -3,12 +3,13 @@
 // transports). A file is one harness process: its joins wait in their own
 // mapping context.
 import { createMappingContext, mapTelemetry, type MappingContext } from '../../otlp/sources/index.js';
-import { unitText, type Decoder } from './decoder.js';
+import { jsonUnit, type Decoder } from './decoder.js';
 import { DumpError, telemetryOfDump } from './otel-sdk.js';
-import { jsonProblem } from '../../json-problem.js';
 
+/** Halves waiting for their partner; a call's snapshot parts are kept beside them, not waited for. */
 function waitingHalves(context: MappingContext): number {
-  return context.claudeBodies.size + context.claudeRequestIds.size + context.geminiCalls.size + context.geminiPrefixes.size;
+  const { claudeBodies, claudeRequestIds, requestHalves, responseHalves, spanPrefixes, spanCalls } = context;
+  return claudeBodies.size + claudeRequestIds.size + requestHalves.size + responseHalves.size + spanPrefixes.size + spanCalls.size;
 }
 
 export function otelFileDecoder(now: () => number = Date.now): Decoder {
@@ -16,13 +17,9 @@ export function otelFileDecoder(now: () => number = Date.now): Decoder {
   return {
     decode(bytes, start, end, line, out) {
       out.units++;
-      let value: unknown;
-      try {
-        value = JSON.parse(unitText(bytes, start, end));
-      } catch (error) {
-        out.rejected.push({ line, error: `not valid JSON (${jsonProblem(error)})` });
-        return;
-      }
+      const unit = jsonUnit(bytes, start, end, line, out);
+      if (unit === undefined) return;
+      const { value } = unit;
       let dump: ReturnType<typeof telemetryOfDump>;
       try {
         dump = telemetryOfDump(value);
