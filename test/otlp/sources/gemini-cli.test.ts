@@ -202,3 +202,31 @@ describe('Gemini CLI 0.61.0, a prefix change between turns', () => {
     }
   });
 });
+
+describe('Gemini CLI 0.61.0 request records that get no response', () => {
+  it('are kept four per stream, the newest: failed calls cannot pile up', () => {
+    const telemetry = fixture('gemini-cli/0.61.0-changes.json');
+    const request = telemetry.logs.find((r) => r.attributes['event.name'] === 'gemini_cli.api_request')!;
+    const response = telemetry.logs.find((r) => r.attributes['event.name'] === 'gemini_cli.api_response')!;
+    const t0 = Date.parse(request.attributes['event.timestamp'] as string);
+    const at = (i: number) => new Date(t0 + i * 10_000).toISOString();
+    // Ten requests ten seconds apart, none answered yet.
+    const requests = Array.from({ length: 10 }, (_, i) => ({
+      ...request,
+      spanId: String(i).padStart(16, 'a'),
+      attributes: { ...request.attributes, 'event.timestamp': at(i) },
+    }));
+    /** The response of the call that started with request i (500 ms long). */
+    const answer = (i: number) => ({
+      ...response,
+      attributes: { ...response.attributes, 'event.timestamp': new Date(t0 + i * 10_000 + 500).toISOString(), duration_ms: 500 },
+    });
+    const context = createMappingContext();
+    mapped(only({ logs: requests }), context);
+    const snapshotsOf = (i: number) => mapped(only({ logs: [answer(i)] }), context).events.filter((e) => e.type === 'snapshot');
+    expect(snapshotsOf(0)).toEqual([]);
+    expect(snapshotsOf(5)).toEqual([]);
+    expect(snapshotsOf(6)).toHaveLength(1);
+    expect(snapshotsOf(9)).toHaveLength(1);
+  });
+});

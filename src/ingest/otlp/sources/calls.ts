@@ -16,8 +16,11 @@ import { combine, type Prefix } from './prefix.js';
 
 /** How far apart a call's request record and its response's start can be (the time to serialise the request). */
 const PAIRING_MS = 1_000;
-/** Halves kept per stream: a request that failed never gets its response. */
-const MAX_WAITING = 64;
+/**
+ * Halves kept per stream, oldest dropped first: a request that failed (each
+ * retry too) never gets its response, and each half holds its message hashes.
+ */
+const MAX_WAITING = 4;
 
 /** The half of `key`'s stream that started closest to `at`, removed; undefined when none is within PAIRING_MS. */
 function takeNearest<T>(table: Pending<Timed<T>[]>, key: string, at: number): T | undefined {
