@@ -84,6 +84,17 @@ export function harnessVerdicts(text: string): Verdict[] {
   return VERDICTS.filter((verdict) => found.has(verdict));
 }
 
+/**
+ * Whether a harness report agrees with cachebreak's reason: it names
+ * cachebreak's verdict among the changes it saw (cachebreak names the first
+ * in prefix order), or names nothing we know when cachebreak says unknown.
+ */
+export function harnessAgrees(reason: BreakReason, text: string): boolean {
+  const theirs = harnessVerdicts(text);
+  const ours = cachebreakVerdict(reason);
+  return theirs.includes(ours) || (theirs.length === 0 && ours === 'unknown');
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -187,11 +198,9 @@ function rate(compared: number, agreed: number): AgreementRate {
 }
 
 /**
- * How often the harness and the provider agree with cachebreak. A harness
- * report agrees when any of its verdicts is cachebreak's (it lists every
- * change it saw, cachebreak names the first in prefix order); a report that
- * names nothing we know counts as "unknown". The provider agrees when its one
- * verdict is cachebreak's. Reports joined to no break are counted apart.
+ * How often the harness (harnessAgrees) and the provider (its one verdict is
+ * cachebreak's) agree with cachebreak. A report that names nothing we know
+ * shows as "unknown" in the rows. Reports joined to no break are counted apart.
  */
 export function agreement(
   breaks: readonly Pick<BreakRecord, 'requestId' | 'reason' | 'providerDiagnosis'>[],
@@ -205,9 +214,9 @@ export function agreement(
     const report = reports.get(brk.requestId);
     const theirs = report === undefined ? undefined : harnessVerdicts(report.reason);
     const harness = theirs === undefined ? null : theirs.includes(ours) ? ours : (theirs[0] ?? 'unknown');
-    if (theirs !== undefined) {
+    if (report !== undefined) {
       harnessCompared++;
-      if (theirs.includes(ours) || (theirs.length === 0 && ours === 'unknown')) harnessAgreed++;
+      if (harnessAgrees(brk.reason, report.reason)) harnessAgreed++;
     }
     const provider = providerVerdict(brk.providerDiagnosis);
     if (provider !== null) {

@@ -9,10 +9,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
 import { breaksWithHarnessOf } from './api.js';
-import { anthropicUsage, iso, opaqueHash, T0, toolRefs, type WireEvent } from './events.js';
+import { cli } from '../cli/run.js';
+import { anthropicUsage, iso, opaqueHash, toolRefs, type WireEvent } from './events.js';
 import { getJson, postEvents, request, startServer } from './server.js';
 
 const MINUTE = 60_000;
+/** Within the last 24 hours, which the page shows. */
+const T0 = Math.floor(Date.now() / MINUTE) * MINUTE - 2 * 60 * MINUTE;
 const S1 = 'c0ffee00-1111-4aaa-8bbb-000000000001';
 const S2 = 'c0ffee00-2222-4aaa-8bbb-000000000002';
 /** The id a headless process named its debug log after: no session's. */
@@ -133,5 +136,38 @@ describe("the harness's own break reports beside cachebreak's", () => {
     // One session's agreement: only its breaks and reports.
     expect(await getJson(server.url, `/v1/breaks/agreement?${RANGE}&sessionId=${S2}`)).toMatchObject({ breaks: 1, harness: { compared: 1, agreed: 1, unjoinedReports: 0 } });
     expect((await request(server.url, '/v1/breaks/agreement?from=yesterday')).status).toBe(400);
+
+    // Grafana: the agreement and verdict tables, and the breaks table's harness columns.
+    const grafana = (query: string) => getJson<Record<string, unknown>[]>(server.url, `/grafana/${query}${query.includes('?') ? '&' : '?'}${RANGE}`);
+    expect(await grafana('agreement')).toEqual([
+      { source: 'harness', compared: 5, agreed: 4, rate: 0.8, unjoinedReports: 1 },
+      { source: 'provider', compared: 2, agreed: 1, rate: 0.5, unjoinedReports: null },
+    ]);
+    expect((await grafana('verdicts')).map((r) => [r.cachebreak, r.harness, r.provider, r.breaks])).toEqual([
+      ['messages_rewritten', 'no_change', 'system_changed', 1],
+      ['no_change', 'no_change', 'none', 1],
+      ['system_changed', 'system_changed', 'none', 1],
+      ['tools_changed', 'tools_changed', 'none', 1],
+      ['tools_changed', 'tools_changed', 'tools_changed', 1],
+    ]);
+    const rows = await grafana('breaks');
+    expect(rows.filter((r) => r.sessionId === S2).map((r) => [r.requestId, r.harnessReason, r.harnessAgrees])).toEqual([['b2', 'tools changed (+1/-0 tools)', 'yes']]);
+    expect(rows.find((r) => r.requestId === 'a8')).toMatchObject({ harnessReason: 'likely server-side (prompt unchanged, <5min gap)', harnessAgrees: 'no' });
+
+    // The page: the harness's report in the break's row, and the agreement above the table.
+    const page = await (await fetch(`${server.url}/`)).text();
+    expect(page).toContain('the harness agreed on 4 of 5 (80.0 %); the provider agreed on 1 of 2 (50.0 %)');
+    expect(page).toContain('likely server-side (prompt unchanged, &#60;5min gap)<br><span class="muted">differs</span>');
+
+    // cachebreak report, on the same database.
+    await server.stop();
+    const report = await cli(['report', '--db', server.db, '--json']);
+    expect(report.code).toBe(0);
+    const json = JSON.parse(report.stdout) as { agreement: unknown; harnessReports: { requestId: string; sessionId: string; harnessReason: string; agrees: boolean }[] };
+    expect(json.agreement).toEqual(agreement);
+    expect(json.harnessReports.find((r) => r.requestId === 'b2')).toMatchObject({ sessionId: S2, harnessReason: 'tools changed (+1/-0 tools)', agrees: true });
+    const text = await cli(['report', '--db', server.db]);
+    expect(text.stdout).toMatch(/harness \(its own reports\)\s+agreed on 4 of 5 breaks\s+80\.0%/);
+    expect(text.stdout).toContain('1 harness report matched no break');
   });
 });

@@ -3,7 +3,7 @@
 // GET /v1/breaks/agreement: how often the harness and the provider agree.
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
-import { cachebreakVerdict, harnessVerdicts } from '../../core/verdicts.js';
+import { harnessAgrees, harnessVerdicts } from '../../core/verdicts.js';
 import type { BreakRecord } from '../../core/types.js';
 import { agreementOf, harnessReportsOf } from '../../store/harness-breaks.js';
 import type { ExternalBreak } from '../../store/store.js';
@@ -13,12 +13,11 @@ import { wireBreak } from './wire.js';
 /** The harness's report beside a break: its text verbatim, the verdicts it names, and whether one is cachebreak's. */
 export function harnessOf(record: BreakRecord, report: ExternalBreak | undefined) {
   if (report === undefined) return null;
-  const verdicts = harnessVerdicts(report.reason);
   return {
     harness: report.harness,
     reason: report.reason,
-    verdicts,
-    agrees: verdicts.includes(cachebreakVerdict(record.reason)),
+    verdicts: harnessVerdicts(report.reason),
+    agrees: harnessAgrees(record.reason, report.reason),
     ts: new Date(report.ts).toISOString(),
     sessionId: report.sessionId,
     source: report.source,
