@@ -133,6 +133,11 @@ export function reportWindow(ts: number): { from: number; to: number } {
   return { from: ts - REPORT_SLACK_MS, to: ts + REPORT_WINDOW_MS };
 }
 
+/** The earliest and latest start of a break that a report written at `ts` can join. */
+export function breakWindow(ts: number): { from: number; to: number } {
+  return { from: ts - REPORT_WINDOW_MS, to: ts + REPORT_SLACK_MS };
+}
+
 /**
  * Joins each harness report to at most one break, and each break to at most
  * one report: the report's cache figures (when it has them) must equal the

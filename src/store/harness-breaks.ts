@@ -2,7 +2,7 @@
 // (core/verdicts.ts joins and compares them), read through the Store: for a
 // page of break records, and for the agreement over a time range. Every read
 // is bounded.
-import { agreement, joinReports, reportWindow, type Agreement } from '../core/verdicts.js';
+import { agreement, breakWindow, joinReports, reportWindow, type Agreement } from '../core/verdicts.js';
 import type { BreakRecord } from '../core/types.js';
 import type { ExternalBreak, Filters, Page, PageQuery, Store, TimeRange } from './store.js';
 
@@ -42,6 +42,33 @@ export async function harnessReportsOf(store: Store, project: string, breaks: re
   const reports = await reportsAround(store, project, Math.min(...times), Math.max(...times));
   if (reports.length === 0) return new Map();
   return joinReports(breaks, reports, await knownSessions(store, project, reports));
+}
+
+/** The break each of these reports joined, when one did: a debug log named after its process lands in the break's session. */
+export async function breaksJoinedTo(store: Store, project: string, reports: readonly ExternalBreak[]): Promise<Map<ExternalBreak, BreakRecord>> {
+  if (reports.length === 0) return new Map();
+  const times = reports.map((r) => r.ts);
+  const range = { from: breakWindow(Math.min(...times)).from, to: breakWindow(Math.max(...times)).to + 1 };
+  const breaks = await readAll((page) => store.breaks(project, range, {}, page));
+  // The join is one-to-one over every report that could take these breaks, not only the ones asked about.
+  const around = await reportsAround(store, project, range.from, range.to);
+  const joined = joinReports(breaks, around, await knownSessions(store, project, around));
+  const byKey = new Map<string, BreakRecord>();
+  for (const brk of breaks) {
+    const report = joined.get(brk.requestId);
+    if (report !== undefined) byKey.set(reportKey(report), brk);
+  }
+  const found = new Map<ExternalBreak, BreakRecord>();
+  for (const report of reports) {
+    const brk = byKey.get(reportKey(report));
+    if (brk !== undefined) found.set(report, brk);
+  }
+  return found;
+}
+
+/** Reports read twice are equal records, not the same objects. */
+function reportKey(r: ExternalBreak): string {
+  return JSON.stringify([r.harness, r.sessionId, r.ts, r.reason, r.callNumber, r.file, r.line]);
 }
 
 /** How often the harness and the provider agree with cachebreak over the breaks of a range. */

@@ -120,6 +120,18 @@ describe("the harness's own break reports beside cachebreak's", () => {
       harness: { sessionId: PROCESS_ID, file: join(dir, `${PROCESS_ID}.txt`), reason: 'tools changed (+1/-0 tools)', agrees: true },
     });
 
+    // The reports listed as read, each with the break it joined: the process-named one in session S2.
+    const listed = await getJson<{ breaks: { sessionId: string; callNumber: number; joined: unknown }[] }>(server.url, `/v1/breaks/external?${RANGE}&limit=100`);
+    const byReport = (r: { sessionId: string; callNumber: number }) => `${r.sessionId}#${String(r.callNumber).padStart(2, '0')}`;
+    expect(Object.fromEntries(listed.breaks.map((r) => [byReport(r), r.joined]))).toEqual({
+      [`${S1}#02`]: { sessionId: S1, agentId: 'main', requestId: 'a2', reason: 'tools_schema_changed' },
+      [`${S1}#04`]: { sessionId: S1, agentId: 'main', requestId: 'a4', reason: 'system_changed' },
+      [`${S1}#06`]: { sessionId: S1, agentId: 'main', requestId: 'a6', reason: 'likely_provider_ttl_or_eviction' },
+      [`${S1}#08`]: { sessionId: S1, agentId: 'main', requestId: 'a8', reason: 'messages_rewritten' },
+      [`${S1}#10`]: null,
+      [`${PROCESS_ID}#02`]: { sessionId: S2, agentId: 'main', requestId: 'b2', reason: 'tools_schema_changed' },
+    });
+
     const agreement = await getJson(server.url, `/v1/breaks/agreement?${RANGE}`);
     expect(agreement).toEqual({
       breaks: 5,

@@ -60,7 +60,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/breaks/external',
     summary:
-      "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line",
+      "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line, and joined: the break of cachebreak's it joined ({sessionId, agentId, requestId, reason}: a debug log named after its process lands in the right session) or null",
     params: { ...RANGE, sessionId: FILTERS.sessionId, agentId: FILTERS.agentId, ...PAGE },
   },
   {
