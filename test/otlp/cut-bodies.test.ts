@@ -109,6 +109,8 @@ interface Call {
   full: string;
   read: number;
   write: number;
+  /** Sent whole (the limit raised) instead of cut. */
+  whole?: boolean;
 }
 
 /** One call's three records, its request body cut where Claude Code cuts it. */
@@ -116,7 +118,7 @@ function callRecords(sessionId: string, call: Call, at: number): LogRecord[] {
   const bodyId = `rb-${call.id}`;
   const common = { model: MODEL, query_source: 'sdk' };
   return [
-    record('api_request_body', at, { ...common, body: call.full.slice(0, LIMIT), body_length: call.full.length, request_body_id: bodyId }, sessionId),
+    record('api_request_body', at, { ...common, body: call.whole ? call.full : call.full.slice(0, LIMIT), body_length: call.full.length, request_body_id: bodyId }, sessionId),
     record('api_response_body', at + 4_000, { ...common, body: '{"type":"message"}', body_length: 18, request_body_id: bodyId, request_id: call.id }, sessionId),
     record(
       'api_request',
@@ -127,8 +129,8 @@ function callRecords(sessionId: string, call: Call, at: number): LogRecord[] {
   ];
 }
 
-function session(sessionId: string, calls: Call[]): LogRecord[] {
-  return calls.flatMap((call, i) => callRecords(sessionId, call, T0 + i * 20_000));
+function session(sessionId: string, calls: Call[], first = 0): LogRecord[] {
+  return calls.flatMap((call, i) => callRecords(sessionId, call, T0 + (first + i) * 20_000));
 }
 
 describe('Claude Code request bodies cut at the content limit', () => {
@@ -197,5 +199,15 @@ describe('Claude Code request bodies cut at the content limit', () => {
     } finally {
       db.close();
     }
+
+    // After a restart the cut baseline is read back from the database as cut: the first whole body after
+    // the limit is raised shows the tools past the old cut, which must not read as added.
+    await server.close();
+    const again = await startOtlpServer({ db: file });
+    const whole = session('cut-in-tools', [{ id: 'req_tools_E', full: claudeOrder({ messages: messages(3, 800), tools: tools(2) }), read: 0, write: 32_000, whole: true }], 4);
+    for (const result of await replayLogs(logExporter(again, 'http/protobuf'), whole)) expect(result).toEqual({ code: 0 });
+    const e = (await breaksOf(again.url)).find((b) => b.requestId === 'req_tools_E');
+    expect(e).toMatchObject({ previousRequestId: 'req_tools_D', reason: 'unknown', changedToolNames: [] });
+    expect(await metric(again.url, 'cachebreak_bodies_truncated_total', { project: 'default' })).toBe(0);
   });
 });
