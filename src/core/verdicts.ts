@@ -150,10 +150,23 @@ export function breakWindow(ts: number): { from: number; to: number } {
  */
 export function joinReports<R extends HarnessReport>(breaks: readonly Joinable[], reports: readonly R[], knownSessions: ReadonlySet<string>): Map<string, R> {
   const sessions = new Set([...knownSessions, ...breaks.map((b) => b.sessionId)]);
+  // Candidates by cache figures, or by session for a report without them: no report is tried against every break.
+  const byFigures = new Map<string, Joinable[]>();
+  const bySession = new Map<string, Joinable[]>();
+  const add = (index: Map<string, Joinable[]>, key: string, brk: Joinable) => {
+    const list = index.get(key);
+    if (list) list.push(brk);
+    else index.set(key, [brk]);
+  };
+  for (const brk of breaks) {
+    add(byFigures, `${brk.currentCacheReadTokens}:${brk.cacheWriteTokens}`, brk);
+    add(bySession, brk.sessionId, brk);
+  }
   const pairs: { report: R; brk: Joinable; rank: number; distance: number }[] = [];
   for (const report of reports) {
     const figures = report.currentCacheReadTokens !== null && report.cacheCreationTokens !== null;
-    for (const brk of breaks) {
+    const candidates = figures ? byFigures.get(`${report.currentCacheReadTokens}:${report.cacheCreationTokens}`) : bySession.get(report.sessionId);
+    for (const brk of candidates ?? []) {
       const sameSession = report.sessionId === brk.sessionId;
       if (!sameSession && (sessions.has(report.sessionId) || !figures)) continue;
       const window = reportWindow(brk.ts);

@@ -74,8 +74,11 @@ function reportKey(r: ExternalBreak): string {
 /** How often the harness and the provider agree with cachebreak over the breaks of a range. */
 export async function agreementOf(store: Store, project: string, range: TimeRange, filters: Filters): Promise<Agreement> {
   const breaks = await readAll((page) => store.breaks(project, range, filters, page));
-  const from = range.from ?? Math.min(...breaks.map((b) => b.ts), Date.now());
-  const to = range.to ?? Math.max(...breaks.map((b) => b.ts), from);
+  // A loop, not Math.min(...): a range may hold more breaks than a call takes arguments.
+  let [first, last] = [Infinity, -Infinity];
+  for (const b of breaks) [first, last] = [Math.min(first, b.ts), Math.max(last, b.ts)];
+  const from = range.from ?? (breaks.length > 0 ? first : Date.now());
+  const to = range.to ?? Math.max(last, from);
   const reports = await reportsAround(store, project, from, to);
   const joined = joinReports(breaks, reports, await knownSessions(store, project, reports));
   const used = new Set(joined.values());
