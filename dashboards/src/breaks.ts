@@ -1,6 +1,7 @@
 // "Cache breaks": every break with what changed (changedToolNames), the
-// reasons and causes behind them, the tools that break caches most, and the
-// sessions that suffer most, each linked to its drill-down.
+// reasons and causes behind them, the tools that break caches most, how often
+// the harness's own reports and the provider agree, and the sessions that
+// suffer most, each linked to its drill-down.
 import * as common from '@grafana/grafana-foundation-sdk/common';
 import { RowBuilder, type Dashboard } from '@grafana/grafana-foundation-sdk/dashboard';
 import { PanelBuilder as BarGauge } from '@grafana/grafana-foundation-sdk/bargauge';
@@ -126,12 +127,47 @@ export function breaks(): Dashboard {
               .column('cause', 'string')
               .column('changedToolNames', 'string', 'changed tools')
               .column('missedCacheReadTokens', 'number', 'missed cache-read tokens')
-              .column('estimatedExtraCostUsd', 'number', 'extra cost'),
+              .column('estimatedExtraCostUsd', 'number', 'extra cost')
+              .column('harnessReason', 'string', 'harness says')
+              .column('harnessAgrees', 'string', 'agrees'),
           )
           .overrideByName('session', [sessionLink])
           .overrideByName('extra cost', [unit('currencyUSD'), unknownPrice])
           .height(12)
           .span(24),
+      )
+      .withRow(new RowBuilder('Other verdicts'))
+      .withPanel(
+        new Table()
+          .title('Agreement with cachebreak')
+          .description(
+            "How often the harness's own reports (Claude Code's [PROMPT CACHE BREAK] lines, followed by tail) and the provider's cache_miss_reason name cachebreak's reason. Unjoined reports: breaks the harness saw that cachebreak has no record of.",
+          )
+          .datasource(INFINITY)
+          .withTarget(
+            new InfinityQueryBuilder(endpoint('agreement', FILTERS))
+              .column('source', 'string')
+              .column('compared', 'number', 'breaks compared')
+              .column('agreed', 'number')
+              .column('rate', 'number', 'agreement')
+              .column('unjoinedReports', 'number', 'unjoined reports'),
+          )
+          .overrideByName('agreement', [unit('percentunit')])
+          .span(10),
+      )
+      .withPanel(
+        new Table()
+          .title('Verdicts: cachebreak, harness, provider')
+          .description('Breaks by the three verdicts on them, in shared terms (tools_changed, no_change…); none: that side gave no verdict.')
+          .datasource(INFINITY)
+          .withTarget(
+            new InfinityQueryBuilder(endpoint('verdicts', FILTERS))
+              .column('cachebreak', 'string')
+              .column('harness', 'string')
+              .column('provider', 'string')
+              .column('breaks', 'number'),
+          )
+          .span(14),
       )
       .withRow(new RowBuilder('Sessions'))
       .withPanel(sessionsTable('Worst sessions by cache rate', 'worst_cache_rate', 'Lowest cache rate first (writes counted).'))

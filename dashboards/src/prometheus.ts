@@ -102,6 +102,14 @@ export function prometheus(): Dashboard {
           'Usage records stored but waiting for the snapshot or session that places them, now: in no other figure until they join.',
         ),
       )
+      .withPanel(
+        stat(
+          'Cut request bodies',
+          'sum (increase(cachebreak_bodies_truncated_total{project=~"$project"}[$__range])) or vector(0)',
+          'short',
+          "Request bodies cut by the harness's content limit (Claude Code: CLAUDE_CODE_OTEL_CONTENT_MAX_LENGTH, 61,440 characters by default), whose snapshots hold only what came before the cut: raise the limit.",
+        ),
+      )
       .withRow(new RowBuilder('Rates'))
       .withPanel(
         series('Cache rate by model (writes counted)', cacheRate('$__rate_interval', 'model'), '{{model}}', 'percentunit', 'Computed from the token counters.').min(0).max(1),

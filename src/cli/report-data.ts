@@ -1,11 +1,16 @@
 // What `cachebreak report` shows, read through the Store: one stats bucket
-// over the whole range, reason counts, the tools breaks name most and the
-// worst sessions. This shape is also the --json document.
+// over the whole range, reason counts, the tools breaks name most, the worst
+// sessions, and the harness's own reports beside cachebreak's verdicts. This
+// shape is also the --json document.
 import { BREAK_REASONS, type BreakReason } from '../core/types.js';
+import { harnessAgrees, type Agreement } from '../core/verdicts.js';
+import { agreementOf, harnessReportsOf } from '../store/harness-breaks.js';
 import type { SessionOrder, SessionSummary, StatsRow, Store, TimeRange, TokenTotals } from '../store/store.js';
 
-/** Rows per list (top tools, worst sessions). */
+/** Rows per list (top tools, worst sessions, harness reports). */
 const TOP = 5;
+/** The newest breaks looked at for harness reports. */
+const LATEST = 200;
 /** Wider than any epoch minute: every stored minute falls in the one bucket at 0. */
 const ONE_BUCKET_MS = 10_000 * 365 * 86_400_000;
 const SESSION_PAGE = 1000;
@@ -48,6 +53,10 @@ export interface Report {
   breaksByReason: { reason: BreakReason; breaks: number; share: number | null }[];
   topChangedTools: { name: string; breaks: number }[];
   worstSessions: { byCacheRate: ReportSession[]; byExtraCost: ReportSession[] };
+  /** How often the harness's reports and the provider's diagnoses agree with cachebreak (core/verdicts.ts). */
+  agreement: Agreement;
+  /** The newest breaks the harness reported too: cachebreak's reason beside the harness's text. */
+  harnessReports: { ts: string; sessionId: string; requestId: string; reason: BreakReason; harnessReason: string; agrees: boolean }[];
 }
 
 const NO_TOKENS: TokenTotals = { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 };
@@ -89,9 +98,21 @@ async function worst(store: Store, project: string, range: TimeRange, order: Ses
   return page.items.filter(counts).map(session);
 }
 
+/** The newest breaks with a harness report joined, cachebreak's reason beside it. */
+async function harnessReports(store: Store, project: string, range: TimeRange): Promise<Report['harnessReports']> {
+  const latest = (await store.breaks(project, range, {}, { limit: LATEST })).items;
+  const reports = await harnessReportsOf(store, project, latest);
+  return latest.flatMap((b) => {
+    const report = reports.get(b.requestId);
+    if (report === undefined) return [];
+    const agrees = harnessAgrees(b.reason, report.reason);
+    return [{ ts: new Date(b.ts).toISOString(), sessionId: b.sessionId, requestId: b.requestId, reason: b.reason, harnessReason: report.reason, agrees }];
+  }).slice(0, TOP);
+}
+
 export async function gatherReport(store: Store, database: string, project: string, range: TimeRange): Promise<Report> {
   const query = { ...range, intervalMs: ONE_BUCKET_MS, filters: {} };
-  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting]] = await Promise.all([
+  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting], agreement, reported] = await Promise.all([
     store.stats(project, query),
     store.stats(project, { ...query, groupBy: 'reason' }),
     countSessions(store, project, range),
@@ -99,6 +120,8 @@ export async function gatherReport(store: Store, database: string, project: stri
     worst(store, project, range, 'worst_cache_rate'),
     worst(store, project, range, 'extra_cost'),
     store.waitingUsage(project),
+    agreementOf(store, project, range, {}),
+    harnessReports(store, project, range),
   ]);
   const all: StatsRow | undefined = overall[0];
   const breaks = all?.breaks ?? 0;
@@ -124,5 +147,7 @@ export async function gatherReport(store: Store, database: string, project: stri
     }),
     topChangedTools: tools,
     worstSessions: { byCacheRate, byExtraCost },
+    agreement,
+    harnessReports: reported,
   };
 }

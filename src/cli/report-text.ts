@@ -6,13 +6,13 @@ import { count, percent, plural, usd } from './format.js';
 import type { Report, ReportSession } from './report-data.js';
 
 /** Cells hold ids and names clients chose: their control characters are escaped, never sent to the terminal. */
-function table(rows: readonly (readonly string[])[], indent = '  '): string[] {
+function table(rows: readonly (readonly string[])[], indent = '  ', textColumns = 1): string[] {
   rows = rows.map((row) => row.map(printable));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  // Text columns read left-aligned, numbers right-aligned.
+  // Text columns (the first `textColumns`) read left-aligned, numbers right-aligned.
   return rows.map(
-    (row) => indent + row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
+    (row) => indent + row.map((cell, i) => (i < textColumns ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
   );
 }
 
@@ -38,6 +38,31 @@ function sessionRows(sessions: readonly ReportSession[]): string[] {
       cost(s.estimatedExtraCostUsd, s.unpricedBreaks),
     ]),
   );
+}
+
+/** The harness's and the provider's verdicts beside cachebreak's, when either gave any. */
+function verdictLines(report: Report): string[] {
+  const { harness, provider, rows } = report.agreement;
+  if (harness.compared + provider.compared + harness.unjoinedReports === 0) return [];
+  const rate = (side: { compared: number; agreed: number; rate: number | null }) => [`agreed on ${count(side.agreed)} of ${plural(side.compared, 'break')}`, percent(side.rate)];
+  const lines = [
+    '',
+    'Other verdicts on the same breaks',
+    ...table([
+      ['harness (its own reports)', ...rate(harness)],
+      ['provider (cache_miss_reason)', ...rate(provider)],
+    ], '  ', 2),
+  ];
+  if (harness.unjoinedReports > 0) lines.push(`  (${plural(harness.unjoinedReports, 'harness report')} matched no break of cachebreak's)`);
+  lines.push('', ...table([['cachebreak', 'harness', 'provider', 'breaks'], ...rows.map((r) => [r.cachebreak, r.harness ?? '-', r.provider ?? '-', count(r.breaks)])], '  ', 3));
+  if (report.harnessReports.length > 0) {
+    lines.push(
+      '',
+      'Latest breaks the harness reported too',
+      ...table(report.harnessReports.map((r) => [r.ts, r.sessionId, r.reason, r.harnessReason, r.agrees ? 'agrees' : 'differs']), '  ', 5),
+    );
+  }
+  return lines;
 }
 
 export function renderReport(report: Report): string {
@@ -97,6 +122,7 @@ export function renderReport(report: Report): string {
   if (report.topChangedTools.length > 0) {
     lines.push('', 'Top changed tools', ...table(report.topChangedTools.map((tool) => [tool.name, plural(tool.breaks, 'break')])));
   }
+  lines.push(...verdictLines(report));
   if (report.worstSessions.byCacheRate.length > 0) {
     lines.push('', 'Worst sessions by cache rate', ...sessionRows(report.worstSessions.byCacheRate));
   }

@@ -1,7 +1,7 @@
 // SPEC §4.4 and §4.6: every change between the baseline's prefix and the
 // turn's, each at its position in the prefix. Only changes inside the
 // baseline's cached prefix explain a miss; the others are listed apart.
-import { changedToolNames, diffBlocks, diffTools, firstRewrittenIndex, NO_TOOL_CHANGES } from './diff.js';
+import { changedToolNames, diffBlocks, diffCutTools, diffTools, firstRewrittenIndex, NO_TOOL_CHANGES } from './diff.js';
 import { modelFamily } from './family.js';
 import { isMessagePosition, messageAt, readMarker, START, systemAt, TOOLS, type Marker } from './position.js';
 import { type ChangeReason, type Prefix, type ToolChanges, type Turn } from './types.js';
@@ -61,7 +61,8 @@ function markersOf(prefix: Prefix): Markers {
 function cachedPrefixEnd(baseline: Prefix, explicit: boolean): number {
   const last = explicit ? markersOf(baseline).lastOnMessage : undefined;
   if (last !== undefined) return last;
-  if (baseline.messageHashes) return messageAt(baseline.messageHashes.length - 1);
+  // A cut message list does not say where the prompt ended.
+  if (baseline.messageHashes && baseline.partial !== 'messages') return messageAt(baseline.messageHashes.length - 1);
   return Infinity;
 }
 
@@ -116,7 +117,11 @@ function changedParams(before: Prefix, after: Prefix): string[] {
   return [...keys].filter((key) => before.params![key] !== after.params![key]).sort();
 }
 
-/** Every change between the two prefixes (comparing only what both carry), split by the baseline's cached prefix. */
+/**
+ * Every change between the two prefixes (comparing only what both carry, and
+ * of a list cut short only its known entries: CutPlace), split by the
+ * baseline's cached prefix.
+ */
 export function attribute(baseline: Compared, current: Compared, explicit: boolean): Attribution {
   const found: Attribution = {
     reasons: [],
@@ -137,7 +142,8 @@ export function attribute(baseline: Compared, current: Compared, explicit: boole
   }
   if (!before || !after) return found;
   if (before.tools && after.tools && before.toolsHash !== after.toolsHash) {
-    const changes = diffTools(before.tools, after.tools);
+    const [beforeCut, afterCut] = [before.partial === 'tools', after.partial === 'tools'];
+    const changes = beforeCut || afterCut ? diffCutTools(before.tools, after.tools, beforeCut, afterCut) : diffTools(before.tools, after.tools);
     if (changes.added.length + changes.removed.length + changes.schemaChanged.length > 0) place('tools_schema_changed', TOOLS);
     if (changes.moved.length > 0) place('tools_order_changed', TOOLS);
     found.toolChanges = changes;
@@ -157,7 +163,9 @@ export function attribute(baseline: Compared, current: Compared, explicit: boole
   // Anthropic: thinking and tool_choice invalidate the message blocks, not tools or system.
   if (found.changedParams.length > 0) place('request_params_changed', messageAt(0));
   if (before.messageHashes && after.messageHashes) {
-    const index = firstRewrittenIndex(before.messageHashes, after.messageHashes);
+    // A cut current list says nothing of the messages past its cut.
+    const known = after.partial === 'messages' ? before.messageHashes.slice(0, after.messageHashes.length) : before.messageHashes;
+    const index = firstRewrittenIndex(known, after.messageHashes);
     if (index !== null) {
       found.firstChangedMessageIndex = index;
       place('messages_rewritten', messageAt(index));

@@ -65,9 +65,9 @@ export function judge(turn: MeasuredTurn, baseline: Seen | undefined, afterCompa
   return PLAIN.cold;
 }
 
-/** Both snapshots say enough (model, system, tools) that "nothing changed" is a claim. */
+/** Both snapshots say enough (model, system, tools, nothing cut) that "nothing changed" is a claim. */
 function fullyDescribed(a: Turn, b: Turn): boolean {
-  const described = (p: Turn['prefix']) => p?.systemHash !== undefined && p.tools !== undefined;
+  const described = (p: Turn['prefix']) => p?.systemHash !== undefined && p.tools !== undefined && p.partial === undefined;
   return described(a.prefix) && described(b.prefix);
 }
 

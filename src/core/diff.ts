@@ -64,6 +64,23 @@ export function diffTools(previous: readonly ToolRef[], current: readonly ToolRe
   };
 }
 
+/**
+ * Tool lists of which one or both were cut (CutPlace "tools"): a cut list
+ * holds only its leading tools, so only what the known parts prove is named.
+ * A tool is added when it is missing from a complete previous list, removed
+ * when it is missing from a complete current list, schema-changed when both
+ * hold it with different hashes. Order is not judged: a tool past the cut
+ * has no known place.
+ */
+export function diffCutTools(previous: readonly ToolRef[], current: readonly ToolRef[], previousCut: boolean, currentCut: boolean): ToolChanges {
+  const before = new Map(previous.map((tool) => [tool.name, tool.schemaHash]));
+  const after = new Map(current.map((tool) => [tool.name, tool.schemaHash]));
+  const added = previousCut ? [] : [...after.keys()].filter((name) => !before.has(name));
+  const removed = currentCut ? [] : [...before.keys()].filter((name) => !after.has(name));
+  const schemaChanged = [...after].filter(([name, hash]) => before.has(name) && before.get(name) !== hash).map(([name]) => name);
+  return { added: added.sort(byCodePoint), removed: removed.sort(byCodePoint), schemaChanged: schemaChanged.sort(byCodePoint), moved: [] };
+}
+
 /** The sorted (byte order), unique union of every changed tool name. */
 export function changedToolNames(changes: ToolChanges): string[] {
   if (changes === NO_TOOL_CHANGES) return [];

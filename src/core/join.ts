@@ -82,7 +82,7 @@ function snapshotRank(part: SnapshotPart): [number[], string] {
   const told = defined(p.systemHash, p.tools, p.cacheControlHash, p.messageHashes, p.markers, p.params, part.provider, part.expectMiss);
   const key = [part.ts, part.sessionId, part.agentId, part.model, part.provider, part.expectMiss, p.systemHash,
     p.systemBlockHashes?.join(','), p.toolsHash, p.cacheControlHash, p.ttlMs, p.messageHashes?.length, p.markers?.join(' '),
-    p.params && JSON.stringify(p.params)];
+    p.params && JSON.stringify(p.params), p.partial];
   return [[told], JSON.stringify(key)];
 }
 

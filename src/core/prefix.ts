@@ -110,5 +110,6 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   const params = paramsOf(snapshot);
   if (params !== undefined) prefix.params = params;
   if (snapshot.messageHashes) prefix.messageHashes = snapshot.messageHashes;
+  if (snapshot.partial !== undefined) prefix.partial = snapshot.partial;
   return prefix;
 }

@@ -52,6 +52,15 @@ export interface CacheControl {
   key?: string;
 }
 
+/**
+ * Where a request body that arrived cut (a telemetry attribute length limit)
+ * was cut: inside the tool list or the message list, which then hold only
+ * their complete leading entries, or elsewhere. Whatever came after the cut
+ * is absent from the snapshot, so it is unknown, not empty.
+ */
+export const CUT_PLACES = ['tools', 'messages', 'elsewhere'] as const;
+export type CutPlace = (typeof CUT_PLACES)[number];
+
 /** What a request's cacheable prefix was. Hashes are opaque strings. */
 export interface SnapshotContent {
   model: string;
@@ -70,6 +79,8 @@ export interface SnapshotContent {
   toolChoiceHash?: string;
   /** Other cache-relevant request parameters, compared per key. */
   params?: Record<string, unknown>;
+  /** Set when the snapshot was built from a cut body: only what it holds is compared. */
+  partial?: CutPlace;
 }
 
 export interface StreamKey {
@@ -155,6 +166,8 @@ export interface Prefix {
   /** Hashes of the cache-relevant request parameters by name (thinking, toolChoice, params keys); absent: unknown. */
   params?: Record<string, string>;
   messageHashes?: string[];
+  /** The snapshot was built from a cut body (see CutPlace). */
+  partial?: CutPlace;
 }
 
 /** One request: its snapshot and/or usage, joined on requestId. */

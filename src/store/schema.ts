@@ -41,6 +41,8 @@ export const prefixes = sqliteTable('prefixes', {
   markers: text(),
   /** Request parameter hashes by name, as JSON. */
   params: text(),
+  /** Where the body the snapshot was built from was cut (CutPlace); null for a whole body. */
+  partial: text(),
 });
 
 /** Token and outcome sums, shared by streams and rollups. */

@@ -33,6 +33,10 @@ export const COUNTERS = {
     name: 'cachebreak_events_total',
     help: 'Events received, by receiver and outcome (accepted, duplicate, rejected)',
   },
+  bodiesTruncated: {
+    name: 'cachebreak_bodies_truncated_total',
+    help: 'Request bodies that arrived cut (a harness content length limit) and gave partial snapshots, by project',
+  },
   otlpIgnored: {
     name: 'cachebreak_otlp_records_ignored_total',
     help: 'OTLP records accepted but not used, by signal (logs, traces, metrics) and reason',

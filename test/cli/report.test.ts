@@ -57,6 +57,8 @@ describe('cachebreak report', () => {
       'breaksByReason',
       'topChangedTools',
       'worstSessions',
+      'agreement',
+      'harnessReports',
     ]);
     expect(report.cacheRate).toBeGreaterThan(0);
     expect(report.cacheRate).toBeLessThan(1);

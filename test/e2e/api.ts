@@ -47,8 +47,13 @@ export async function turnsOf(url: string, sessionId: string): Promise<WireTurn[
   return body.turns;
 }
 
+/** The break records as the core makes them: `harness`, the harness's own report beside each, only when one joined. */
 export async function breaksOf(url: string): Promise<WireBreak[]> {
-  const body = await getJson<{ breaks: WireBreak[]; nextCursor: string | null }>(url, '/v1/breaks?limit=1000');
+  return (await breaksWithHarnessOf(url)).map(({ harness, ...record }) => (harness === null ? record : { ...record, harness })) as WireBreak[];
+}
+
+export async function breaksWithHarnessOf(url: string, query = 'limit=1000'): Promise<WireBreak[]> {
+  const body = await getJson<{ breaks: WireBreak[]; nextCursor: string | null }>(url, `/v1/breaks?${query}`);
   return body.breaks;
 }
 

@@ -114,7 +114,9 @@ describe('NDJSON events', () => {
     // Automatic caching: a read and no write field must not come back as explicit caching (a written 0).
     const automatic = toCacheEvent({ type: 'usage', requestId: 'u2', provider: 'openai', ttftMs: 850, usage: { prompt_tokens: 5000, prompt_tokens_details: { cached_tokens: 4096 } } });
     const turn = toCacheEvent({ type: 'turn', requestId: 'u3', sessionId: 's', ts: 1, endTs: 9, ttftMs: 2, provider: 'anthropic', model: 'm', usage: { input_tokens: 3, cache_read_input_tokens: 4096 } });
-    const converted = [usage, snapshot, automatic, turn].map((c) => (c.ok ? c.event : undefined));
+    // A snapshot of a body cut short keeps saying so.
+    const cut = toCacheEvent({ type: 'snapshot', requestId: 'u4', sessionId: 's', ts: 1, model: 'm', tools: [{ name: 'a', schemaHash: 'h' }], partial: 'tools' });
+    const converted = [usage, snapshot, automatic, turn, cut].map((c) => (c.ok ? c.event : undefined));
     expect(converted).not.toContain(undefined);
     for (const event of [...events, ...converted]) {
       const again = toCacheEvent(JSON.parse(JSON.stringify(wireEvent(event!))));

@@ -2,9 +2,10 @@
 // messages, with cache_control markers on blocks of any of them, or at the top
 // level for automatic caching. Bedrock Converse has the same layout.
 import { hashContent } from '../hash.js';
-import type { SnapshotContent } from '../types.js';
+import type { CutPlace, SnapshotContent } from '../types.js';
 import { expectArray, modelOf, optionalArray, type JsonObject, type SnapshotOptions } from './common.js';
 import { readMessage, readSystem } from './content.js';
+import type { CutObject } from './cut.js';
 import { autoMarkers, cacheControlOf, type Marker } from './markers.js';
 import { readTools } from './tools.js';
 
@@ -18,17 +19,22 @@ export interface MarkedPrefix {
   trailing: Marker[];
 }
 
-/** A prefix whose markers sit on (or between) its blocks. */
-export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
-  const tools = readTools(prefix.tools, prefix.toolsField);
-  const system = readSystem(prefix.system, 'system');
-  const markers = [...tools.markers, ...system.markers];
-  const messageHashes = prefix.messages.map((raw, i) => {
+function readMessages(messages: readonly unknown[]): { hashes: string[]; markers: Marker[] } {
+  const markers: Marker[] = [];
+  const hashes = messages.map((raw, i) => {
     const read = readMessage(raw, `messages[${i}]`, 'text', 'messages', i);
     markers.push(...read.markers);
     return hashContent(read.message);
   });
-  markers.push(...prefix.trailing);
+  return { hashes, markers };
+}
+
+/** A prefix whose markers sit on (or between) its blocks. */
+export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
+  const tools = readTools(prefix.tools, prefix.toolsField);
+  const system = readSystem(prefix.system, 'system');
+  const { hashes: messageHashes, markers: messageMarkers } = readMessages(prefix.messages);
+  const markers = [...tools.markers, ...system.markers, ...messageMarkers, ...prefix.trailing];
   const sizes = { tools: tools.tools.length, system: system.hashes.systemBlockHashes.length, messages: messageHashes.length };
   return {
     model: prefix.model,
@@ -61,4 +67,25 @@ export function anthropicSnapshot(body: JsonObject, options: SnapshotOptions): S
     trailing: autoMarkers(body),
   });
   return { ...snapshot, ...requestParams(body) };
+}
+
+/**
+ * An Anthropic request whose body was cut (see cut.ts): model, system, tools
+ * and messages as far as they are whole, the tools or messages the cut fell
+ * in up to their last complete entry. Markers and request parameters are
+ * left out: the ones past the cut are unknown, and a partial list of them
+ * would read as markers removed and parameters changed.
+ */
+export function anthropicCutSnapshot(body: CutObject, options: SnapshotOptions): SnapshotContent {
+  const { members, cut } = body;
+  const place: CutPlace = cut?.key === 'tools' || cut?.key === 'messages' ? cut.key : 'elsewhere';
+  const snapshot: SnapshotContent = { model: modelOf(options, members.model, 'model'), partial: place };
+  const listed = (key: 'tools' | 'messages'): readonly unknown[] | undefined =>
+    Object.hasOwn(members, key) ? optionalArray(members[key], key) : place === key ? (cut?.elements ?? []) : undefined;
+  const tools = listed('tools');
+  if (tools) snapshot.tools = readTools(tools, 'tools').tools;
+  if (Object.hasOwn(members, 'system')) Object.assign(snapshot, readSystem(members.system, 'system').hashes);
+  const messages = listed('messages');
+  if (messages) snapshot.messageHashes = readMessages(messages).hashes;
+  return snapshot;
 }

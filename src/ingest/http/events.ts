@@ -104,6 +104,7 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   if (input.toolChoice !== undefined) content.toolChoice = input.toolChoice;
   if (input.toolChoiceHash !== undefined) content.toolChoiceHash = input.toolChoiceHash;
   if (input.params !== undefined) content.params = input.params;
+  if (input.partial !== undefined) content.partial = input.partial;
   return content;
 }
 

@@ -79,7 +79,8 @@ function snapshotPlain(e: Json, limits: Limits): boolean {
     e.toolDefinitions === undefined &&
     e.thinking === undefined &&
     e.toolChoice === undefined &&
-    e.params === undefined
+    e.params === undefined &&
+    e.partial === undefined
   );
 }
 

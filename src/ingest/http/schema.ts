@@ -2,6 +2,7 @@
 // configured limits. The same schemas validate requests and generate the JSON
 // Schema served at GET /v1/events/schema.
 import { z } from 'zod';
+import { CUT_PLACES } from '../../core/types.js';
 import { DEFAULT_LIMITS, type Limits } from '../limits.js';
 
 /** RFC 3339 with a time zone, or epoch milliseconds. */
@@ -62,6 +63,10 @@ function buildSchemas(limits: Limits) {
       .optional()
       .describe('Other cache-relevant request parameters, compared per key'),
     expectMiss: z.string().min(1).max(64).optional().describe('The harness knowingly reset the prefix, e.g. "compaction"'),
+    partial: z
+      .enum(CUT_PLACES)
+      .optional()
+      .describe('The request body was cut (a length limit): "tools" or "messages" names the list cut short, which holds its complete leading entries only; what came after the cut is left out, and only what is sent is compared'),
   };
 
   const usageFields = {

@@ -61,6 +61,8 @@ export class OtlpReceiver {
       unjoin();
       throw error;
     }
+    const cut = mapped.events.filter((event) => event.type !== 'usage' && event.partial !== undefined).length;
+    this.deps.counters.inc('bodiesTruncated', { project }, cut);
     const rejected = mapped.rejected.length;
     if (rejected === 0) return { rejected: 0, errorMessage: '' };
     const quoted = mapped.rejected.slice(0, QUOTED).map((r) => `${r.record}: ${r.error}`.slice(0, 300));

@@ -14,6 +14,8 @@ export interface PageData {
   reasons: Row[];
   breaks: Row[];
   tools: Row[];
+  /** The agreement query's rows: the harness's and the provider's rate of agreeing with cachebreak. */
+  agreement: Row[];
   /** Usage records waiting for their snapshot or session (SPEC §4.11): in no figure yet. */
   waitingUsage: number;
 }
@@ -62,12 +64,26 @@ function toolTable(tools: Row[]): Html {
   )}</tbody></table>`;
 }
 
+/** The harness's own report of a break, and whether it names cachebreak's reason. */
+function harnessCell(b: Row): Html | string {
+  if (!b.harnessReason) return '';
+  return html`${b.harnessReason}<br><span class="muted">${b.harnessAgrees === 'yes' ? 'agrees' : 'differs'}</span>`;
+}
+
 function breakTable(breaks: Row[]): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in the last 24 hours.</p>`;
-  return html`<table><thead><tr><th>time</th><th>session</th><th>agent</th><th>model</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
+  return html`<table><thead><tr><th>time</th><th>session</th><th>agent</th><th>model</th><th>reason</th><th>harness says</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
     (b) =>
-      html`<tr><td>${utc(n(b.ts))}</td><td><code>${b.sessionId}</code></td><td>${b.agentId}</td><td>${b.model}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td class="wrap"><code>${b.changedToolNames}</code></td><td class="n">${count(n(b.missedCacheReadTokens))}</td><td class="n">${cost(usdOrNull(b.estimatedExtraCostUsd))}</td></tr>`,
+      html`<tr><td>${utc(n(b.ts))}</td><td><code>${b.sessionId}</code></td><td>${b.agentId}</td><td>${b.model}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td class="wrap">${harnessCell(b)}</td><td class="wrap"><code>${b.changedToolNames}</code></td><td class="n">${count(n(b.missedCacheReadTokens))}</td><td class="n">${cost(usdOrNull(b.estimatedExtraCostUsd))}</td></tr>`,
   )}</tbody></table>`;
+}
+
+/** "The harness agreed on 4 of 5 breaks (80%)", per side that gave verdicts. */
+function agreementLine(rows: Row[]): Html | string {
+  const said = rows.filter((r) => n(r.compared) > 0);
+  if (said.length === 0) return '';
+  const parts = said.map((r) => `the ${r.source} agreed on ${count(n(r.agreed))} of ${count(n(r.compared))} (${percent(r.rate as number | null)})`);
+  return html`<p class="muted">Other verdicts on these breaks: ${parts.join('; ')}.</p>`;
 }
 
 export function render(data: PageData): Html {
@@ -87,7 +103,7 @@ ${
   empty
     ? html`<p>No turns in the last 24 hours. Send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>`
     : html`<div class="columns"><section><h2>Why the cache broke</h2>${reasonTable(data.reasons)}</section><section><h2>Tools that changed most</h2>${toolTable(data.tools)}</section></div>
-<section><h2>Latest breaks</h2>${breakTable(data.breaks)}</section>`
+<section><h2>Latest breaks</h2>${agreementLine(data.agreement)}${breakTable(data.breaks)}</section>`
 }
 <footer>Grafana dashboards: <code>dashboards/</code> (README, “Grafana in three steps”) · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a></footer>
 </body></html>

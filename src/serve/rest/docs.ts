@@ -42,12 +42,25 @@ export const ROUTE_DOCS: RouteDoc[] = [
       summary: `OTLP/HTTP ${signal} export: application/x-protobuf or application/json, optionally gzip. Answers an Export*ServiceResponse in the request's encoding (partial_success when records were rejected); failures as a google.rpc.Status`,
     }),
   ),
-  { method: 'GET', path: '/v1/breaks', summary: 'Break records (SPEC §6), newest first', params: { ...RANGE, ...FILTERS, ...PAGE } },
+  {
+    method: 'GET',
+    path: '/v1/breaks',
+    summary:
+      "Break records (SPEC §6), newest first, each with `harness`: the harness's own report of the same request (joined by session, time and cache figures; a debug log named after its process joins by time and cache figures alone) as {harness, reason (verbatim), verdicts, agrees, ts, sessionId, source, callNumber, file, line}, or null",
+    params: { ...RANGE, ...FILTERS, ...PAGE },
+  },
+  {
+    method: 'GET',
+    path: '/v1/breaks/agreement',
+    summary:
+      "How often the harness's reports and the provider's cache_miss_reason agree with cachebreak's reasons, in shared verdicts (model_changed, tools_changed, system_changed, cache_control_changed, request_params_changed, messages_rewritten, breakpoint_lookback_exceeded, no_change, unknown): {breaks, harness: {compared, agreed, rate, unjoinedReports}, provider: {compared, agreed, rate}, rows: [{cachebreak, harness, provider, breaks}]}; default range the last 24 h",
+    params: { ...RANGE, ...FILTERS },
+  },
   {
     method: 'GET',
     path: '/v1/breaks/external',
     summary:
-      "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line",
+      "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line, and joined: the break of cachebreak's it joined ({sessionId, agentId, requestId, reason}: a debug log named after its process lands in the right session) or null",
     params: { ...RANGE, sessionId: FILTERS.sessionId, agentId: FILTERS.agentId, ...PAGE },
   },
   {

@@ -4,7 +4,7 @@
 import type Database from 'better-sqlite3';
 import { hashString } from '../../core/hash.js';
 import { isMessageMarker } from '../../core/prefix.js';
-import type { Prefix, ToolRef } from '../../core/types.js';
+import type { CutPlace, Prefix, ToolRef } from '../../core/types.js';
 import { Lru } from './lru.js';
 
 export type LabelKind = 'model' | 'provider' | 'agent';
@@ -46,8 +46,8 @@ export class Dictionary {
       insertToolset: sqlite.prepare('INSERT INTO toolsets (hash, tools) VALUES (?, ?)'),
       prefix: sqlite.prepare<[string], { id: number }>('SELECT id FROM prefixes WHERE hash = ?'),
       insertPrefix: sqlite.prepare(
-        `INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params, partial)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       prefixById: sqlite.prepare<
         [number],
@@ -61,10 +61,11 @@ export class Dictionary {
           ttl_ms: number | null;
           markers: string | null;
           params: string | null;
+          partial: CutPlace | null;
         }
       >(
         `SELECT p.model, p.system_hash, p.system_block_hashes, t.hash AS tools_hash, t.tools,
-                p.cache_control_hash, p.ttl_ms, p.markers, p.params
+                p.cache_control_hash, p.ttl_ms, p.markers, p.params, p.partial
          FROM prefixes p LEFT JOIN toolsets t ON t.id = p.toolset_id WHERE p.id = ?`,
       ),
     };
@@ -183,6 +184,8 @@ export class Dictionary {
         prefix.ttlMs ?? '',
         markers ?? '\u0002',
         params ?? '\u0002',
+        // Only a cut prefix has this part: the keys of whole ones stay what they were.
+        ...(prefix.partial === undefined ? [] : [prefix.partial]),
       ].join('\u0000'),
     );
     const cached = this.prefixIds.get(key);
@@ -200,6 +203,7 @@ export class Dictionary {
         prefix.ttlMs ?? null,
         markers,
         params,
+        prefix.partial ?? null,
       );
       id = Number(inserted.lastInsertRowid);
     }
@@ -231,6 +235,7 @@ export class Dictionary {
     if (row.ttl_ms !== null) prefix.ttlMs = row.ttl_ms;
     if (row.markers !== null) prefix.markers = JSON.parse(row.markers) as string[];
     if (row.params !== null) prefix.params = JSON.parse(row.params) as Record<string, string>;
+    if (row.partial !== null) prefix.partial = row.partial;
     return this.prefixById.set(id, prefix);
   }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { hashValue } from '../../../src/core/hash.js';
+import type { SnapshotEvent } from '../../../src/core/types.js';
 import type { LogRecord } from '../../../src/ingest/otlp/records.js';
 import { claudeAgent } from '../../../src/ingest/otlp/sources/claude-code.js';
 import { createMappingContext } from '../../../src/ingest/otlp/sources/index.js';
@@ -149,12 +150,26 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
     expect(context.claudeBodies.size).toBe(0);
   });
 
-  it('rejects a body cut short by an attribute length limit, saying so', () => {
+  it('makes a partial snapshot of a body cut short by the content limit, and rejects a body that is not JSON', () => {
     const body = v332.logs.find(named('api_request_body'))!;
+    const response = v332.logs.find((r) => named('api_response_body')(r) && r.attributes['request_body_id'] === body.attributes['request_body_id'])!;
     const text = body.attributes['body'] as string;
-    const cut = { ...body, attributes: { ...body.attributes, body: text.slice(0, 2000) } };
-    expect(mapped(only({ logs: [cut] })).rejected).toEqual([
-      { record: 'logs[0] (claude-code)', error: `body: not valid JSON (2000 of ${text.length} characters: cut by an attribute length limit?)` },
+    const whole = JSON.parse(text) as { tools: { name: string }[] };
+    // Cut inside the fourth tool: the three before it are whole.
+    const at = text.indexOf(`"name":"${whole.tools[3]!.name}"`) + 10;
+    const cut = { ...body, attributes: { ...body.attributes, body: text.slice(0, at) } };
+    const result = mapped(only({ logs: [cut, response] }));
+    expect(result.rejected).toEqual([]);
+    const snapshot = result.events[0] as SnapshotEvent;
+    expect(snapshot.partial).toBe('tools');
+    expect(snapshot.tools!.map((t) => t.name)).toEqual(whole.tools.slice(0, 3).map((t) => t.name));
+    // Past the cut: unknown, so absent (not empty).
+    expect([snapshot.messageHashes, snapshot.thinking, snapshot.cacheControl, snapshot.params]).toEqual([undefined, undefined, undefined, undefined]);
+
+    const member = text.indexOf('"stream":');
+    const garbled = { ...body, attributes: { ...body.attributes, body: `${text.slice(0, member)}]]${text.slice(member, 2000)}` } };
+    expect(mapped(only({ logs: [garbled] })).rejected).toEqual([
+      { record: 'logs[0] (claude-code)', error: `body: not valid JSON, nor the start of a JSON object cut short (2002 of ${text.length} characters)` },
     ]);
   });
 

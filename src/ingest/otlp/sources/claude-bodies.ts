@@ -5,9 +5,9 @@
 // headers arrive; `api_response_body` names both. The two come in either
 // order, possibly in different export requests: the body is hashed and
 // dropped on arrival, and only the hashes wait (bounded, in bytes too) for the
-// other half.
+// other half. A body cut by Claude Code's content limit still gives what it holds.
 import { hashValue } from '../../../core/hash.js';
-import { buildSnapshot } from '../../../core/snapshot/index.js';
+import { buildCutAnthropicSnapshot, buildSnapshot } from '../../../core/snapshot/index.js';
 import type { SnapshotContent } from '../../../core/types.js';
 import { MAX_DEPTH, nestedDeeper } from '../../limits.js';
 import type { LogRecord } from '../records.js';
@@ -25,16 +25,32 @@ function emit(requestId: string, pending: PendingSnapshot): Outcome {
   return { events: [snapshotEvent({ requestId, sessionId, agentId, provider, ts }, snapshot)] };
 }
 
-function parse(record: LogRecord): unknown {
+/**
+ * The body's snapshot. A body longer than Claude Code's content limit
+ * (CLAUDE_CODE_OTEL_CONTENT_MAX_LENGTH, 61,440 characters by default) arrives
+ * cut: what is whole before the cut makes a partial snapshot.
+ */
+function snapshotOf(record: LogRecord, model: string | undefined): SnapshotContent {
   const raw = record.attributes['body'];
   if (typeof raw !== 'string') throw new MappingError('body: expected the request as a JSON string');
+  const options = model === undefined ? {} : { model };
+  let body: unknown;
   try {
-    return JSON.parse(raw);
+    body = JSON.parse(raw);
   } catch {
     const declared = count(record.attributes, 'body_length');
-    const hint = declared !== undefined && declared !== raw.length ? ` (${raw.length} of ${declared} characters: cut by an attribute length limit?)` : '';
-    throw new MappingError(`body: not valid JSON${hint}`);
+    // A body as long as it says it is was not cut, just not JSON.
+    const cut = declared === raw.length ? undefined : buildCutAnthropicSnapshot(raw, options);
+    if (cut === undefined) {
+      const hint = declared !== undefined && declared !== raw.length ? ` (${raw.length} of ${declared} characters)` : '';
+      throw new MappingError(`body: not valid JSON, nor the start of a JSON object cut short${hint}`);
+    }
+    if (!cut.ok) throw new MappingError(`body: ${cut.error}`);
+    return cut.snapshot;
   }
+  const built = buildSnapshot(body, 'anthropic', options);
+  if (!built.ok) throw new MappingError(`body: ${built.error}`);
+  return built.snapshot;
 }
 
 /**
@@ -55,11 +71,8 @@ export function requestBody(record: LogRecord, context: MappingContext, agentId:
   const a = record.attributes;
   const bodyId = text(a, 'request_body_id');
   if (bodyId === undefined) throw new MappingError('request_body_id: required to match the body to its request');
-  const model = text(a, 'model');
-  const built = buildSnapshot(parse(record), 'anthropic', model === undefined ? {} : { model });
-  if (!built.ok) throw new MappingError(`body: ${built.error}`);
   const pending: PendingSnapshot = {
-    snapshot: hashesOnly(built.snapshot),
+    snapshot: hashesOnly(snapshotOf(record, text(a, 'model'))),
     sessionId: requireSession(record, a),
     agentId,
     provider: 'anthropic',

@@ -1,5 +1,6 @@
-// Claude Code debug logs (`~/.claude/debug/<session>.txt`): lines
-// `<ISO time> [LEVEL] message`. Its own cache-break detector writes
+// Claude Code debug logs (`~/.claude/debug/<session>.txt`, or named after the
+// process in headless runs): lines `<ISO time> [LEVEL] message`. Its own
+// cache-break detector writes
 //   [PROMPT CACHE BREAK] <reason> [source=<query source>, call #N, cache read: A → B, creation: C, diff: <path>]
 // (the diff part only when it wrote one). Those lines are kept as breaks the
 // harness reported, reason text verbatim, to set beside cachebreak's own
@@ -13,7 +14,12 @@ const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) \[([A-Z]+)\] (.*)$/;
 const MARK = '[PROMPT CACHE BREAK] ';
 const BREAK = /^(.+) \[source=([^,\]]*), call #(\d+), cache read: (\d+) → (\d+), creation: (\d+)(?:, diff: (.+))?\]$/;
 
-/** The debug log is named after its session; `latest` is a link to it, resolved before this is called. */
+/**
+ * The debug log is named after its session (`latest` is a link to it,
+ * resolved before this is called). A headless run names it after its
+ * process instead: reports of a name that is no known session are joined to
+ * their breaks by time and cache figures (core/verdicts.ts).
+ */
 export function sessionOfDebugLog(path: string): string {
   const name = basename(path);
   return name.slice(0, name.length - extname(name).length) || name;

@@ -1,5 +1,6 @@
 // Every Grafana query, in the order the docs list them.
 import type { GrafanaQuery } from '../query.js';
+import { agreementQuery, verdictsQuery } from './agreement.js';
 import { annotationsQuery } from './annotations.js';
 import { breakCausesQuery } from './break-causes.js';
 import { breaksOverTimeQuery } from './breaks-over-time.js';
@@ -22,6 +23,8 @@ export const QUERIES: readonly GrafanaQuery[] = [
   breakCausesQuery,
   breaksQuery,
   changedToolsQuery,
+  agreementQuery,
+  verdictsQuery,
   sessionsQuery,
   turnsQuery,
   annotationsQuery,

@@ -1,0 +1,1 @@
+ALTER TABLE `prefixes` ADD `partial` text;

@@ -1,0 +1,256 @@
+// Three verdicts on one cache break, in three vocabularies: cachebreak's
+// reason, the harness's own report (Claude Code's [PROMPT CACHE BREAK] debug
+// line), and the provider's diagnosis (Anthropic's cache_miss_reason). This
+// module is the one place that maps them onto a shared set of verdicts, joins
+// a harness report to cachebreak's break of the same request, and measures
+// how often the three agree.
+import type { BreakReason, BreakRecord } from './types.js';
+
+/**
+ * The shared verdicts. cachebreak's reasons map as:
+ *   model_changed → model_changed; tools_schema_changed, tools_order_changed
+ *   → tools_changed; system_changed → system_changed; cache_control_changed
+ *   → cache_control_changed; request_params_changed → request_params_changed;
+ *   messages_rewritten → messages_rewritten; breakpoint_lookback_exceeded →
+ *   itself (no other vocabulary has it); likely_provider_ttl_or_eviction →
+ *   no_change; unknown → unknown.
+ * Claude Code's reason texts (2.1.88 and 2.1.332) and cause codes map as
+ * HARNESS_PATTERNS lists. Anthropic's cache_miss_reason.type maps as
+ * PROVIDER_TYPES lists; previous_message_not_found and unavailable say
+ * nothing of the cause, so they are no verdict.
+ */
+export const VERDICTS = [
+  'model_changed',
+  'tools_changed',
+  'system_changed',
+  'cache_control_changed',
+  'request_params_changed',
+  'messages_rewritten',
+  'breakpoint_lookback_exceeded',
+  'no_change',
+  'unknown',
+] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+const CACHEBREAK: Record<BreakReason, Verdict> = {
+  model_changed: 'model_changed',
+  tools_schema_changed: 'tools_changed',
+  tools_order_changed: 'tools_changed',
+  system_changed: 'system_changed',
+  cache_control_changed: 'cache_control_changed',
+  request_params_changed: 'request_params_changed',
+  messages_rewritten: 'messages_rewritten',
+  breakpoint_lookback_exceeded: 'breakpoint_lookback_exceeded',
+  likely_provider_ttl_or_eviction: 'no_change',
+  unknown: 'unknown',
+};
+
+/**
+ * Claude Code's texts ("model changed (a → b)", "tools changed (+1/-0 tools)",
+ * "possible 5min TTL expiry (prompt unchanged)", …, several joined by ", ")
+ * and its status-line cause codes (model_changed, ttl_expired_5m, …). Betas,
+ * effort, thinking, fast, auto and overage modes, extra body params and
+ * microcompact are request settings: request_params_changed. The global cache
+ * strategy and cache_control scope or TTL are cache_control_changed.
+ */
+const HARNESS_PATTERNS: readonly [RegExp, Verdict][] = [
+  [/\bmodel[ _]changed\b/, 'model_changed'],
+  [/\bsystem[ _]prompt[ _]changed\b/, 'system_changed'],
+  [/\btools[ _]changed\b|\bdefer_loading[ _](presence flipped|changed)\b/, 'tools_changed'],
+  [/\bcache_control changed\b|\bcache_scope_or_ttl_changed\b|\bglobal cache strategy changed\b/, 'cache_control_changed'],
+  [
+    /\b(fast[ _]mode|auto[ _]mode|cached microcompact|cache diagnosis) toggled\b|\b(fast_mode|auto_mode|overage|betas|effort|thinking_mode|thinking_display|extra_body)_changed\b|\b(betas|effort|thinking mode|thinking display|overage state|extra body params) changed\b/,
+    'request_params_changed',
+  ],
+  [/\bmessage history mutated\b|\bmessages_rewritten\b/, 'messages_rewritten'],
+  [/\bTTL expiry\b|\bttl_expired_(5m|1h)\b|\blikely server-side\b|\blikely_server_side\b/, 'no_change'],
+  [/\bunknown cause\b|^unknown$/, 'unknown'],
+];
+
+const PROVIDER_TYPES: Readonly<Record<string, Verdict>> = {
+  model_changed: 'model_changed',
+  system_changed: 'system_changed',
+  tools_changed: 'tools_changed',
+  messages_changed: 'messages_rewritten',
+};
+
+export function cachebreakVerdict(reason: BreakReason): Verdict {
+  return CACHEBREAK[reason];
+}
+
+/** Every verdict a harness's reason text names, in VERDICTS order; empty when it names none we know. */
+export function harnessVerdicts(text: string): Verdict[] {
+  const found = new Set(HARNESS_PATTERNS.filter(([pattern]) => pattern.test(text)).map(([, verdict]) => verdict));
+  return VERDICTS.filter((verdict) => found.has(verdict));
+}
+
+/**
+ * Whether a harness report agrees with cachebreak's reason: it names
+ * cachebreak's verdict among the changes it saw (cachebreak names the first
+ * in prefix order), or names nothing we know when cachebreak says unknown.
+ */
+export function harnessAgrees(reason: BreakReason, text: string): boolean {
+  const theirs = harnessVerdicts(text);
+  const ours = cachebreakVerdict(reason);
+  return theirs.includes(ours) || (theirs.length === 0 && ours === 'unknown');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The provider's verdict from its diagnosis as the client sent it: Anthropic's
+ * response `diagnostics`, its `cache_miss_reason`, or just the type; null
+ * when it gives none.
+ */
+export function providerVerdict(diagnosis: unknown): Verdict | null {
+  let reason: unknown = diagnosis;
+  if (isObject(reason) && isObject(reason.diagnostics)) reason = reason.diagnostics;
+  if (isObject(reason) && reason.cache_miss_reason !== undefined) reason = reason.cache_miss_reason;
+  const type = isObject(reason) ? reason.type : reason;
+  return typeof type === 'string' && Object.hasOwn(PROVIDER_TYPES, type) ? PROVIDER_TYPES[type]! : null;
+}
+
+/** What a harness reported of one break: where, when, and the cache figures it saw. */
+export interface HarnessReport {
+  sessionId: string;
+  ts: number;
+  reason: string;
+  currentCacheReadTokens: number | null;
+  cacheCreationTokens: number | null;
+}
+
+/** The harness writes its line after the response: up to this long after the request started. */
+export const REPORT_WINDOW_MS = 10 * 60_000;
+/** And, clocks being what they are, a little before. */
+const REPORT_SLACK_MS = 60_000;
+
+type Joinable = Pick<BreakRecord, 'requestId' | 'sessionId' | 'ts' | 'currentCacheReadTokens' | 'cacheWriteTokens'>;
+
+/** The earliest and latest report time that can join a break starting at `ts`. */
+export function reportWindow(ts: number): { from: number; to: number } {
+  return { from: ts - REPORT_SLACK_MS, to: ts + REPORT_WINDOW_MS };
+}
+
+/** The earliest and latest start of a break that a report written at `ts` can join. */
+export function breakWindow(ts: number): { from: number; to: number } {
+  return { from: ts - REPORT_WINDOW_MS, to: ts + REPORT_SLACK_MS };
+}
+
+/**
+ * Joins each harness report to at most one break, and each break to at most
+ * one report: the report's cache figures (when it has them) must equal the
+ * break's read and write, and its time fall in reportWindow(break start). A
+ * report of the break's own session wins, the nearest in time first. A
+ * report from a session cachebreak does not know (`knownSessions`: Claude
+ * Code names a debug log after its process, not its session, in some runs)
+ * may join a break of another session, but only with equal cache figures.
+ * Returns the report of each joined break, by request id.
+ */
+export function joinReports<R extends HarnessReport>(breaks: readonly Joinable[], reports: readonly R[], knownSessions: ReadonlySet<string>): Map<string, R> {
+  const sessions = new Set([...knownSessions, ...breaks.map((b) => b.sessionId)]);
+  // Candidates by cache figures, or by session for a report without them: no report is tried against every break.
+  const byFigures = new Map<string, Joinable[]>();
+  const bySession = new Map<string, Joinable[]>();
+  const add = (index: Map<string, Joinable[]>, key: string, brk: Joinable) => {
+    const list = index.get(key);
+    if (list) list.push(brk);
+    else index.set(key, [brk]);
+  };
+  for (const brk of breaks) {
+    add(byFigures, `${brk.currentCacheReadTokens}:${brk.cacheWriteTokens}`, brk);
+    add(bySession, brk.sessionId, brk);
+  }
+  const pairs: { report: R; brk: Joinable; rank: number; distance: number }[] = [];
+  for (const report of reports) {
+    const figures = report.currentCacheReadTokens !== null && report.cacheCreationTokens !== null;
+    const candidates = figures ? byFigures.get(`${report.currentCacheReadTokens}:${report.cacheCreationTokens}`) : bySession.get(report.sessionId);
+    for (const brk of candidates ?? []) {
+      const sameSession = report.sessionId === brk.sessionId;
+      if (!sameSession && (sessions.has(report.sessionId) || !figures)) continue;
+      const window = reportWindow(brk.ts);
+      if (report.ts < window.from || report.ts > window.to) continue;
+      if (report.currentCacheReadTokens !== null && report.currentCacheReadTokens !== brk.currentCacheReadTokens) continue;
+      if (report.cacheCreationTokens !== null && report.cacheCreationTokens !== brk.cacheWriteTokens) continue;
+      pairs.push({ report, brk, rank: sameSession ? 0 : 1, distance: Math.abs(report.ts - brk.ts) });
+    }
+  }
+  pairs.sort((a, b) => a.rank - b.rank || a.distance - b.distance || (a.brk.requestId < b.brk.requestId ? -1 : 1));
+  const joined = new Map<string, R>();
+  const used = new Set<R>();
+  for (const { report, brk } of pairs) {
+    if (used.has(report) || joined.has(brk.requestId)) continue;
+    used.add(report);
+    joined.set(brk.requestId, report);
+  }
+  return joined;
+}
+
+export interface AgreementRate {
+  /** Breaks that this side gave a verdict on. */
+  compared: number;
+  /** Of those, the ones where it names cachebreak's verdict. */
+  agreed: number;
+  /** agreed / compared; null when nothing was compared. */
+  rate: number | null;
+}
+
+export interface AgreementRow {
+  cachebreak: Verdict;
+  /** The harness's verdict (cachebreak's when it names it, else its first); null when it reported nothing for the break. */
+  harness: Verdict | null;
+  provider: Verdict | null;
+  breaks: number;
+}
+
+export interface Agreement {
+  breaks: number;
+  harness: AgreementRate & { unjoinedReports: number };
+  provider: AgreementRate;
+  rows: AgreementRow[];
+}
+
+function rate(compared: number, agreed: number): AgreementRate {
+  return { compared, agreed, rate: compared > 0 ? agreed / compared : null };
+}
+
+/**
+ * How often the harness (harnessAgrees) and the provider (its one verdict is
+ * cachebreak's) agree with cachebreak. A report that names nothing we know
+ * shows as "unknown" in the rows. Reports joined to no break are counted apart.
+ */
+export function agreement(
+  breaks: readonly Pick<BreakRecord, 'requestId' | 'reason' | 'providerDiagnosis'>[],
+  reports: ReadonlyMap<string, HarnessReport>,
+  unjoinedReports: number,
+): Agreement {
+  const rows = new Map<string, AgreementRow>();
+  let [harnessCompared, harnessAgreed, providerCompared, providerAgreed] = [0, 0, 0, 0];
+  for (const brk of breaks) {
+    const ours = cachebreakVerdict(brk.reason);
+    const report = reports.get(brk.requestId);
+    const theirs = report === undefined ? undefined : harnessVerdicts(report.reason);
+    const harness = theirs === undefined ? null : theirs.includes(ours) ? ours : (theirs[0] ?? 'unknown');
+    if (report !== undefined) {
+      harnessCompared++;
+      if (harnessAgrees(brk.reason, report.reason)) harnessAgreed++;
+    }
+    const provider = providerVerdict(brk.providerDiagnosis);
+    if (provider !== null) {
+      providerCompared++;
+      if (provider === ours) providerAgreed++;
+    }
+    const key = `${ours}\u0000${harness}\u0000${provider}`;
+    const row = rows.get(key) ?? { cachebreak: ours, harness, provider, breaks: 0 };
+    row.breaks++;
+    rows.set(key, row);
+  }
+  return {
+    breaks: breaks.length,
+    harness: { ...rate(harnessCompared, harnessAgreed), unjoinedReports },
+    provider: rate(providerCompared, providerAgreed),
+    // Most breaks first, then by the verdicts (byte order), so equal workloads give equal tables.
+    rows: [...rows.entries()].sort(([x, a], [y, b]) => b.breaks - a.breaks || (x < y ? -1 : x > y ? 1 : 0)).map(([, row]) => row),
+  };
+}
