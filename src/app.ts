@@ -14,6 +14,7 @@ import { registerAuth } from './serve/auth.js';
 import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
 import type { ReaderPool } from './serve/readers/pool.js';
 import { registerGrafana } from './serve/grafana/index.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
 import { registerBreaks } from './serve/rest/breaks.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   log: Logger;
   /** Largest request body, before and after decompression. */
   bodyLimit: number;
+  /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
+  queryBodyLimit?: number;
   /** Decides each request's project from its API key. */
   auth: Authenticator;
   /** How much one request may carry. */
@@ -52,7 +55,7 @@ export interface AppDeps {
 export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; holding: Holding | undefined } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
-export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'bodyLimit' | 'now'>;
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now'> & { queryBodyLimit: number };
 
 let sequence = 0;
 
@@ -141,13 +144,14 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   registerEvents(app, deps);
   registerExternalBreakIngest(app, deps);
   registerOtlp(app, deps);
+  const readDeps = { ...deps, queryBodyLimit: deps.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT };
   if (deps.readers) {
     // The same routes registerReads makes, each handed to a reader thread.
     const reads = new Hono<AppEnv>();
-    registerReads(reads, deps);
-    registerForwardedReads(app, reads.routes, deps.readers, deps.bodyLimit);
+    registerReads(reads, readDeps);
+    registerForwardedReads(app, reads.routes, deps.readers, readDeps.queryBodyLimit);
   } else {
-    registerReads(app, deps);
+    registerReads(app, readDeps);
   }
   registerMetrics(app, deps);
   registerHealth(app, deps);

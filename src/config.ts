@@ -10,6 +10,7 @@ import { parseDuration } from './core/duration.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
 import { parseTime, TIME_FORMS } from './time.js';
 
@@ -172,6 +173,14 @@ export const OPTIONS = {
     shownDefault: '16MiB',
     valueName: 'SIZE',
     help: 'Largest request body, before and after gzip decompression',
+    parse: bytes,
+  } satisfies Option<number>,
+  'query-body-limit': {
+    env: 'CACHEBREAK_QUERY_BODY_LIMIT',
+    default: DEFAULT_QUERY_BODY_LIMIT,
+    shownDefault: '64KiB',
+    valueName: 'SIZE',
+    help: 'Largest body of a read request (Grafana simPod queries), before and after gzip decompression; larger: 413',
     parse: bytes,
   } satisfies Option<number>,
   'inflight-limit': {

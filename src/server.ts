@@ -12,6 +12,7 @@ import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { reevaluateLogged } from './reevaluation.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
@@ -24,6 +25,8 @@ export interface ServerOptions {
   port: number;
   db: string;
   bodyLimit: number;
+  /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
+  queryBodyLimit?: number;
   detection: DetectionOptions;
   synchronous: 'normal' | 'full';
   project: string;
@@ -186,7 +189,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const readWorkers = options.readWorkers ?? 1;
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await startReaders({ path: options.db, bodyLimit: options.bodyLimit }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await store.close();
@@ -199,6 +202,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     counters,
     log,
     bodyLimit: options.bodyLimit,
+    ...(options.queryBodyLimit !== undefined ? { queryBodyLimit: options.queryBodyLimit } : {}),
     auth,
     limits,
     now: Date.now,

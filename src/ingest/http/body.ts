@@ -8,24 +8,32 @@ import type { Holding } from '../inflight.js';
 
 const gunzipAsync = promisify(gunzip);
 
-function tooLarge(limit: number, what: string): CachebreakError {
-  return new CachebreakError(
-    'payload_too_large',
-    `${what} exceeds the limit of ${limit} bytes`,
-    'send smaller batches, or raise --body-limit on the server',
-  );
+/** How much of a body is read, and what holds it. */
+export interface BodyBudget {
+  /** Largest body, before and after decompression. */
+  limit: number;
+  /** The option that raises `limit`, named in the 413. */
+  option: '--body-limit' | '--query-body-limit';
+  /** Counts what is read against the in-flight budget; absent: not counted. */
+  holding?: Holding | undefined;
 }
 
-/** The bytes as sent (still compressed, if they were), refused past `limit`. */
-export async function readRawBody(request: Request, limit: number, holding?: Holding): Promise<Buffer> {
+function tooLarge({ limit, option }: BodyBudget, what: string): CachebreakError {
+  const hint = option === '--body-limit' ? 'send smaller batches, or raise --body-limit on the server' : `send a smaller query, or raise ${option} on the server`;
+  return new CachebreakError('payload_too_large', `${what} exceeds the limit of ${limit} bytes`, hint);
+}
+
+/** The bytes as sent (still compressed, if they were), refused past the limit. */
+export async function readRawBody(request: Request, budget: BodyBudget): Promise<Buffer> {
+  const { limit, holding } = budget;
   const declared = Number(request.headers.get('content-length') ?? NaN);
-  if (declared > limit) throw tooLarge(limit, 'request body');
+  if (declared > limit) throw tooLarge(budget, 'request body');
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (request.body) {
     for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
-      if (size > limit) throw tooLarge(limit, 'request body');
+      if (size > limit) throw tooLarge(budget, 'request body');
       holding?.take(chunk.byteLength);
       chunks.push(chunk);
     }
@@ -33,8 +41,9 @@ export async function readRawBody(request: Request, limit: number, holding?: Hol
   return Buffer.concat(chunks, size);
 }
 
-export async function readBody(request: Request, limit: number, holding?: Holding): Promise<Buffer> {
-  const raw = await readRawBody(request, limit, holding);
+export async function readBody(request: Request, budget: BodyBudget): Promise<Buffer> {
+  const { limit, holding } = budget;
+  const raw = await readRawBody(request, budget);
   const encoding = (request.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
   if (encoding !== 'gzip') {
@@ -48,7 +57,7 @@ export async function readBody(request: Request, limit: number, holding?: Holdin
   try {
     inflated = await gunzipAsync(raw, { maxOutputLength: limit });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(limit, 'decompressed body');
+    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(budget, 'decompressed body');
     throw new CachebreakError(
       'invalid_body',
       `body is not valid gzip: ${(error as Error).message}`,

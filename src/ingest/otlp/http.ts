@@ -35,7 +35,7 @@ export function registerOtlp(app: Hono<AppEnv>, deps: AppDeps): void {
           `send OTLP as ${PROTOBUF} or ${JSON_TYPE}`,
         );
       }
-      const body = await readBody(c.req.raw, deps.bodyLimit, c.var.holding);
+      const body = await readBody(c.req.raw, { limit: deps.bodyLimit, option: '--body-limit', holding: c.var.holding });
       let decoded;
       try {
         decoded = decodeRequest(signal, encoding, body);

@@ -1,0 +1,21 @@
+// A client as an attacker writes it: the body goes out in chunks however the
+// server answers, and the result is the status, or the error that cut the
+// connection (EPIPE, ECONNRESET) when the server stopped listening first.
+import { request } from 'node:http';
+
+const TIMEOUT_MS = 15_000;
+
+/** POSTs `chunks` (chunked, no Content-Length) on a connection of its own. */
+export function postChunks(url: string, path: string, chunks: readonly Buffer[], headers: Record<string, string> = {}): Promise<number | string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const req = request({ host: hostname, port, path, method: 'POST', headers, agent: false, timeout: TIMEOUT_MS }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    for (const chunk of chunks) req.write(chunk);
+    req.end();
+  });
+}
