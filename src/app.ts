@@ -1,5 +1,6 @@
 // Builds the HTTP application from its parts. Tests call it in-process with
 // app.request(); the server binds it to a port.
+import type { HttpBindings } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { CachebreakError } from './errors.js';
 import { registerExternalBreakIngest } from './ingest/http/external-breaks.js';
@@ -8,7 +9,7 @@ import { otlpErrorResponse, registerOtlp } from './ingest/otlp/http.js';
 import type { OtlpReceiver } from './ingest/otlp/receive.js';
 import type { Pipeline } from './ingest/pipeline.js';
 import type { Authenticator } from './auth/authenticator.js';
-import type { InflightBudget, Holding } from './ingest/inflight.js';
+import { clientOf, type InflightBudget, type Holding } from './ingest/inflight.js';
 import type { Limits } from './ingest/limits.js';
 import { registerAuth } from './serve/auth.js';
 import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
@@ -123,7 +124,8 @@ const INGEST_PATHS = ['/v1/events', '/v1/logs', '/v1/traces', '/v1/metrics', '/v
 function holdBodies(app: Hono<AppEnv>, budget: InflightBudget): void {
   for (const path of INGEST_PATHS) {
     app.post(path, async function holdBody(c, next) {
-      const holding = budget.open();
+      const address = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress;
+      const holding = budget.open(clientOf(c.var.keyId, address));
       c.set('holding', holding);
       try {
         await next();

@@ -188,7 +188,7 @@ export const OPTIONS = {
     default: undefined as number | undefined,
     shownDefault: '4 × --body-limit',
     valueName: 'SIZE',
-    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After',
+    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After. One client (API key, or address) holds at most half of it (or twice --body-limit, if more); past its share: 429',
     parse: bytes,
   } satisfies Option<number | undefined>,
   'min-miss-tokens': {

@@ -147,7 +147,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   if (inflightLimit < 2 * options.bodyLimit) {
     throw new ConfigError(`--inflight-limit (${inflightLimit} bytes) must be at least twice --body-limit (${options.bodyLimit} bytes), or the largest request could never be read`);
   }
-  const inflight = new InflightBudget(inflightLimit);
+  // One client may hold half the budget, and always enough for the largest request.
+  const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;

@@ -1,12 +1,10 @@
 // Reads a request body under a size limit, before and after gzip, for every
-// HTTP receiver. Over the limit is 413, corrupt gzip 400, another encoding 415.
-// Ingest routes also count what they read against the in-flight budget.
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+// HTTP receiver (and inflates OTLP/gRPC messages). Over the limit is 413,
+// corrupt gzip 400, another encoding 415. Ingest routes also count what they
+// read, and what it inflates to, against the in-flight budget as it arrives.
+import { createGunzip, createInflate } from 'node:zlib';
 import { CachebreakError } from '../../errors.js';
 import type { Holding } from '../inflight.js';
-
-const gunzipAsync = promisify(gunzip);
 
 /** How much of a body is read, and what holds it. */
 export interface BodyBudget {
@@ -18,7 +16,7 @@ export interface BodyBudget {
   holding?: Holding | undefined;
 }
 
-function tooLarge({ limit, option }: BodyBudget, what: string): CachebreakError {
+export function tooLarge({ limit, option }: BodyBudget, what: string): CachebreakError {
   const hint = option === '--body-limit' ? 'send smaller batches, or raise --body-limit on the server' : `send a smaller query, or raise ${option} on the server`;
   return new CachebreakError('payload_too_large', `${what} exceeds the limit of ${limit} bytes`, hint);
 }
@@ -41,8 +39,32 @@ export async function readRawBody(request: Request, budget: BodyBudget): Promise
   return Buffer.concat(chunks, size);
 }
 
+/**
+ * `raw` inflated piece by piece: each piece is held as it comes out, and the
+ * inflation stops as soon as it passes the limit, so a small bomb never
+ * grows past what the budget allows.
+ */
+export async function inflate(raw: Buffer, encoding: 'gzip' | 'deflate', budget: BodyBudget): Promise<Buffer> {
+  const inflater = encoding === 'gzip' ? createGunzip() : createInflate();
+  const parts: Buffer[] = [];
+  let size = 0;
+  inflater.end(raw);
+  try {
+    for await (const part of inflater as AsyncIterable<Buffer>) {
+      size += part.length;
+      if (size > budget.limit) throw tooLarge(budget, 'decompressed body');
+      budget.holding?.take(part.length);
+      parts.push(part);
+    }
+  } catch (error) {
+    inflater.destroy();
+    if (error instanceof CachebreakError) throw error;
+    throw new CachebreakError('invalid_body', `body is not valid ${encoding}: ${(error as Error).message}`, `send the whole ${encoding} stream, or send the body uncompressed`);
+  }
+  return Buffer.concat(parts, size);
+}
+
 export async function readBody(request: Request, budget: BodyBudget): Promise<Buffer> {
-  const { limit, holding } = budget;
   const raw = await readRawBody(request, budget);
   const encoding = (request.headers.get('content-encoding') ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
@@ -53,19 +75,7 @@ export async function readBody(request: Request, budget: BodyBudget): Promise<Bu
       'send the body uncompressed or with Content-Encoding: gzip',
     );
   }
-  let inflated: Buffer;
-  try {
-    inflated = await gunzipAsync(raw, { maxOutputLength: limit });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(budget, 'decompressed body');
-    throw new CachebreakError(
-      'invalid_body',
-      `body is not valid gzip: ${(error as Error).message}`,
-      'send the whole gzip stream, or drop Content-Encoding: gzip',
-    );
-  }
-  holding?.take(inflated.byteLength);
-  return inflated;
+  return inflate(raw, 'gzip', budget);
 }
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
