@@ -7,6 +7,7 @@ import { publicHostOf } from './auth/open-access.js';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
@@ -191,6 +192,14 @@ export const OPTIONS = {
     help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After. One client (API key, or address) holds at most half of it (or twice --body-limit, if more); past its share: 429',
     parse: bytes,
   } satisfies Option<number | undefined>,
+  'body-timeout': {
+    env: 'CACHEBREAK_BODY_TIMEOUT',
+    default: DEFAULT_BODY_TIMEOUT_MS,
+    shownDefault: '30s',
+    valueName: 'DURATION',
+    help: 'How long an ingest body (HTTP or gRPC) may go without a byte arriving; past it: 408 (gRPC: DEADLINE_EXCEEDED), and what it held of --inflight-limit is freed',
+    parse: (raw, name) => duration(raw, name)!,
+  } satisfies Option<number>,
   'min-miss-tokens': {
     env: 'CACHEBREAK_MIN_MISS_TOKENS',
     default: DEFAULT_DETECTION.minMissTokens,

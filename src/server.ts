@@ -7,6 +7,7 @@ import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { InflightBudget } from './ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
@@ -44,6 +45,8 @@ export interface ServerOptions {
   queueLimit?: number;
   /** Request bodies ingest holds at once, past which it answers 503; four times bodyLimit when absent. */
   inflightLimit?: number | undefined;
+  /** How long an ingest body may go without a byte arriving (408); DEFAULT_BODY_TIMEOUT_MS when absent. */
+  bodyTimeoutMs?: number;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
@@ -148,6 +151,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     throw new ConfigError(`--inflight-limit (${inflightLimit} bytes) must be at least twice --body-limit (${options.bodyLimit} bytes), or the largest request could never be read`);
   }
   // One client may hold half the budget, and always enough for the largest request.
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
@@ -209,6 +213,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     now: Date.now,
     otlp,
     inflight,
+    bodyTimeoutMs,
     ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
@@ -221,7 +226,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   try {
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
-      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight });
+      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs });
     }
   } catch (error) {
     await new Promise<void>((resolve) => server.close(() => resolve()));

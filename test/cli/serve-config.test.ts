@@ -38,6 +38,7 @@ const ROWS: Row[] = [
   { option: 'body-limit', env: 'CACHEBREAK_BODY_LIMIT', envValue: '1MiB', fromEnv: MIB, flag: ['--body-limit', '512KB'], fromFlag: 512_000 },
   { option: 'query-body-limit', env: 'CACHEBREAK_QUERY_BODY_LIMIT', envValue: '1MiB', fromEnv: MIB, flag: ['--query-body-limit', '8KB'], fromFlag: 8_000 },
   { option: 'inflight-limit', env: 'CACHEBREAK_INFLIGHT_LIMIT', envValue: '256MiB', fromEnv: 256 * MIB, flag: ['--inflight-limit', '40MB'], fromFlag: 40_000_000 },
+  { option: 'body-timeout', env: 'CACHEBREAK_BODY_TIMEOUT', envValue: '10s', fromEnv: 10_000, flag: ['--body-timeout', '2m'], fromFlag: 120_000 },
   { option: 'min-miss-tokens', env: 'CACHEBREAK_MIN_MISS_TOKENS', envValue: '500', fromEnv: 500, flag: ['--min-miss-tokens', '0'], fromFlag: 0 },
   { option: 'miss-ratio', env: 'CACHEBREAK_MISS_RATIO', envValue: '0.5', fromEnv: 0.5, flag: ['--miss-ratio', '1'], fromFlag: 1 },
   {

@@ -6,6 +6,9 @@ import { createGunzip, createInflate } from 'node:zlib';
 import { CachebreakError } from '../../errors.js';
 import type { Holding } from '../inflight.js';
 
+/** How long a body may go without a byte arriving, unless told otherwise (--body-timeout). */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+
 /** How much of a body is read, and what holds it. */
 export interface BodyBudget {
   /** Largest body, before and after decompression. */
@@ -14,6 +17,8 @@ export interface BodyBudget {
   option: '--body-limit' | '--query-body-limit';
   /** Counts what is read against the in-flight budget; absent: not counted. */
   holding?: Holding | undefined;
+  /** How long the body may go without a byte arriving (--body-timeout); absent: no limit here. */
+  idleMs?: number | undefined;
 }
 
 export function tooLarge({ limit, option }: BodyBudget, what: string): CachebreakError {
@@ -21,7 +26,26 @@ export function tooLarge({ limit, option }: BodyBudget, what: string): Cachebrea
   return new CachebreakError('payload_too_large', `${what} exceeds the limit of ${limit} bytes`, hint);
 }
 
-/** The bytes as sent (still compressed, if they were), refused past the limit. */
+export function stalled(idleMs: number, size: number): CachebreakError {
+  return new CachebreakError(
+    'request_timeout',
+    `no byte of the request body arrived for ${idleMs / 1000} s (--body-timeout), after ${size} bytes; nothing from this request was stored`,
+    'send the whole body without pausing, or raise --body-timeout on the server',
+  );
+}
+
+/** The next chunk, or a 408 when none arrives within `idleMs`. */
+function nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>, idleMs: number | undefined, size: number): ReturnType<ReadableStreamDefaultReader<Uint8Array>['read']> {
+  const read = reader.read();
+  if (idleMs === undefined) return read;
+  // Left pending when the timer wins: it settles when the connection closes after the 408.
+  read.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(stalled(idleMs, size)), idleMs)));
+  return Promise.race([read, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The bytes as sent (still compressed, if they were), refused past the limit or when they stall. */
 export async function readRawBody(request: Request, budget: BodyBudget): Promise<Buffer> {
   const { limit, holding } = budget;
   const declared = Number(request.headers.get('content-length') ?? NaN);
@@ -29,7 +53,10 @@ export async function readRawBody(request: Request, budget: BodyBudget): Promise
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (request.body) {
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+    const reader = request.body.getReader();
+    for (;;) {
+      const { done, value: chunk } = await nextChunk(reader, budget.idleMs, size);
+      if (done) break;
       size += chunk.byteLength;
       if (size > limit) throw tooLarge(budget, 'request body');
       holding?.take(chunk.byteLength);

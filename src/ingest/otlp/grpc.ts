@@ -6,10 +6,10 @@
 // every byte read counts against the in-flight budget as it arrives, and a
 // compressed message is inflated piece by piece under --body-limit. A message
 // that is not OTLP is answered INVALID_ARGUMENT with a reason.
-import { createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import { constants, createServer, type IncomingHttpHeaders, type OutgoingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
 import type { Authenticator } from '../../auth/authenticator.js';
 import { CachebreakError } from '../../errors.js';
-import { inflate, tooLarge, type BodyBudget } from '../http/body.js';
+import { inflate, stalled, tooLarge, type BodyBudget } from '../http/body.js';
 import { clientOf, type Holding, type InflightBudget } from '../inflight.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { decodeRequest, DecodeError, type Signal } from './decode/index.js';
@@ -41,6 +41,8 @@ export interface GrpcDeps {
   bodyLimit: number;
   /** Bounds the messages held at once, with HTTP ingest; absent: not bounded. */
   inflight?: InflightBudget;
+  /** How long a call may go without a byte of its message arriving (--body-timeout). */
+  bodyTimeoutMs: number;
 }
 
 export interface RunningGrpc {
@@ -77,14 +79,14 @@ const RESPONSE_HEADERS: OutgoingHttpHeaders = {
   'grpc-accept-encoding': 'identity,deflate,gzip',
 };
 
-/** A trailers-only answer; whatever the client still sends is read and dropped, never buffered. */
+/** A trailers-only answer, then RST_STREAM NO_ERROR (once it is sent): the client stops sending the rest. */
 function refuse(stream: ServerHttp2Stream, { code, message, retryAfter }: Failure): void {
   if (stream.destroyed || stream.headersSent) return;
   const trailers: OutgoingHttpHeaders = { ...RESPONSE_HEADERS, 'grpc-status': String(code), 'grpc-message': encodeURI(message) };
   // RetryInfo tells OTLP exporters that RESOURCE_EXHAUSTED is worth retrying, and when.
   if (retryAfter !== undefined) trailers['grpc-status-details-bin'] = statusMessage(code, message, retryAfter).toString('base64');
   stream.respond(trailers, { endStream: true });
-  stream.resume();
+  stream.close(constants.NGHTTP2_NO_ERROR);
 }
 
 function answer(stream: ServerHttp2Stream, message: Buffer): void {
@@ -98,20 +100,26 @@ function answer(stream: ServerHttp2Stream, message: Buffer): void {
 }
 
 /** The one message of a unary call, held as it arrives, refused as soon as its prefix declares more than the limit. */
-async function readMessage(stream: ServerHttp2Stream, encoding: 'identity' | 'gzip' | 'deflate', budget: BodyBudget): Promise<Buffer> {
+async function readMessage(stream: ServerHttp2Stream, encoding: 'identity' | 'gzip' | 'deflate', budget: BodyBudget & { idleMs: number }, log: Logger): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   let declared: number | undefined;
-  // Not destroyed on a refusal: it is answered, then drained.
-  for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    chunks.push(chunk);
-    if (declared === undefined && size >= PREFIX) {
-      declared = Buffer.concat(chunks, size).readUInt32BE(1);
-      if (declared > budget.limit) throw tooLarge(budget, `a message of ${declared} bytes`);
+  // A stalled call is answered, and closed: its iteration below then ends, and it gives back what it held.
+  stream.setTimeout(budget.idleMs, () => refuse(stream, failureOf(stalled(budget.idleMs, size), log)));
+  try {
+    // Not destroyed on a refusal: it is answered, then closed.
+    for await (const chunk of stream.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      chunks.push(chunk);
+      if (declared === undefined && size >= PREFIX) {
+        declared = Buffer.concat(chunks, size).readUInt32BE(1);
+        if (declared > budget.limit) throw tooLarge(budget, `a message of ${declared} bytes`);
+      }
+      if (declared !== undefined && size > PREFIX + declared) throw new GrpcError(invalid('more than one message in a unary call'));
+      budget.holding?.take(chunk.length);
     }
-    if (declared !== undefined && size > PREFIX + declared) throw new GrpcError(invalid('more than one message in a unary call'));
-    budget.holding?.take(chunk.length);
+  } finally {
+    stream.setTimeout(0);
   }
   if (declared === undefined || size < PREFIX + declared) throw new GrpcError(invalid(size === 0 ? 'the call carried no message' : 'the call ended inside its message'));
   const framed = Buffer.concat(chunks, size);
@@ -126,7 +134,7 @@ async function exportCall(stream: ServerHttp2Stream, headers: IncomingHttpHeader
   try {
     const { project, keyId } = await deps.auth.authorize(headers.authorization, 'ingest');
     holding = deps.inflight?.open(clientOf(keyId, stream.session?.socket?.remoteAddress));
-    const message = await readMessage(stream, encoding, { limit: deps.bodyLimit, option: '--body-limit', holding });
+    const message = await readMessage(stream, encoding, { limit: deps.bodyLimit, option: '--body-limit', holding, idleMs: deps.bodyTimeoutMs }, deps.log);
     const outcome = await deps.receiver.export(project, signal, decodeRequest(signal, 'protobuf', message), 'otlp_grpc');
     answer(stream, exportMessage(outcome));
   } catch (error) {
