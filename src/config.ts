@@ -11,6 +11,7 @@ import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
 import { parseTime, TIME_FORMS } from './time.js';
@@ -199,6 +200,25 @@ export const OPTIONS = {
     valueName: 'DURATION',
     help: 'How long an ingest body (HTTP or gRPC) may go without a byte arriving; past it: 408 (gRPC: DEADLINE_EXCEEDED), and what it held of --inflight-limit is freed',
     parse: (raw, name) => duration(raw, name)!,
+  } satisfies Option<number>,
+  'max-connections': {
+    env: 'CACHEBREAK_MAX_CONNECTIONS',
+    default: DEFAULT_MAX_CONNECTIONS,
+    valueName: 'N',
+    help: 'Connections each port (HTTP, gRPC) keeps open at once; more are closed as they arrive',
+    parse: integer(1, 1_000_000),
+  } satisfies Option<number>,
+  'headers-timeout': {
+    env: 'CACHEBREAK_HEADERS_TIMEOUT',
+    default: DEFAULT_HEADERS_TIMEOUT_MS,
+    shownDefault: '10s',
+    valueName: 'DURATION',
+    help: `How long an HTTP connection may take to send a request's headers, an idle new connection included; past it: closed (at most ${REQUEST_TIMEOUT_MS / 1000}s)`,
+    parse: (raw, name) => {
+      const ms = duration(raw, name)!;
+      if (ms > REQUEST_TIMEOUT_MS) throw new ConfigError(`${name}: at most ${REQUEST_TIMEOUT_MS / 1000}s (the whole request's timeout), got "${raw}"`);
+      return ms;
+    },
   } satisfies Option<number>,
   'min-miss-tokens': {
     env: 'CACHEBREAK_MIN_MISS_TOKENS',

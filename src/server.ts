@@ -13,6 +13,7 @@ import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { reevaluateLogged } from './reevaluation.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
@@ -47,6 +48,10 @@ export interface ServerOptions {
   inflightLimit?: number | undefined;
   /** How long an ingest body may go without a byte arriving (408); DEFAULT_BODY_TIMEOUT_MS when absent. */
   bodyTimeoutMs?: number;
+  /** Connections each port keeps open at once; DEFAULT_MAX_CONNECTIONS when absent. */
+  maxConnections?: number;
+  /** How long a connection may take to send a request's headers; DEFAULT_HEADERS_TIMEOUT_MS when absent. */
+  headersTimeoutMs?: number;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
   /** Threads that answer reads (dashboards, REST) beside the writing main thread; 0 reads on the main thread. */
@@ -152,6 +157,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   }
   // One client may hold half the budget, and always enough for the largest request.
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
@@ -218,15 +224,17 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(started));
+    const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
+    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
     started.once('error', reject);
   });
+  server.maxConnections = maxConnections;
   const { port } = server.address() as AddressInfo;
   let grpc: RunningGrpc | undefined;
   try {
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
-      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs });
+      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections });
     }
   } catch (error) {
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,11 +2,11 @@ import { ConfigError, detectionOf, limitsOf, otelOf } from '../config.js';
 import { startServer } from '../server.js';
 import type { Command } from './command.js';
 
-export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'query-body-limit' | 'inflight-limit' | 'body-timeout' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'follow-symlinks' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'query-body-limit' | 'inflight-limit' | 'body-timeout' | 'max-connections' | 'headers-timeout' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'follow-symlinks' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
   name: 'serve',
   summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
   usage: 'serve [options]',
-  options: ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
+  options: ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
   details: [
     'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
     'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
@@ -27,6 +27,8 @@ export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'quer
         queryBodyLimit: values['query-body-limit'],
         inflightLimit: values['inflight-limit'],
         bodyTimeoutMs: values['body-timeout'],
+        maxConnections: values['max-connections'],
+        headersTimeoutMs: values['headers-timeout'],
         detection: detectionOf(values),
         synchronous: values.synchronous,
         project: values.project,

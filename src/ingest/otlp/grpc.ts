@@ -11,6 +11,7 @@ import type { Authenticator } from '../../auth/authenticator.js';
 import { CachebreakError } from '../../errors.js';
 import { inflate, stalled, tooLarge, type BodyBudget } from '../http/body.js';
 import { clientOf, type Holding, type InflightBudget } from '../inflight.js';
+import { GRPC_IDLE_TIMEOUT_MS } from '../../serve/connections.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { decodeRequest, DecodeError, type Signal } from './decode/index.js';
 import type { OtlpReceiver } from './receive.js';
@@ -43,6 +44,8 @@ export interface GrpcDeps {
   inflight?: InflightBudget;
   /** How long a call may go without a byte of its message arriving (--body-timeout). */
   bodyTimeoutMs: number;
+  /** Connections kept open at once (--max-connections). */
+  maxConnections: number;
 }
 
 export interface RunningGrpc {
@@ -163,6 +166,9 @@ function onStream(stream: ServerHttp2Stream, headers: IncomingHttpHeaders, deps:
 /** Binds `host:port` (0 picks a free port) and serves the three Export methods. */
 export async function startGrpc(host: string, port: number, deps: GrpcDeps): Promise<RunningGrpc> {
   const server = createServer({ settings: { maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION } });
+  server.maxConnections = deps.maxConnections;
+  // Idle connections are closed (no listener for 'timeout': Node closes them).
+  server.setTimeout(GRPC_IDLE_TIMEOUT_MS);
   const sessions = new Set<ServerHttp2Session>();
   server.on('session', (session) => {
     sessions.add(session);
