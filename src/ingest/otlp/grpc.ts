@@ -60,6 +60,13 @@ interface Failure {
   retryAfter?: number | undefined;
 }
 
+/** A failure that only gRPC has (framing), with its code. */
+class GrpcError extends Error {
+  constructor(readonly failure: Failure) {
+    super(failure.message);
+  }
+}
+
 const invalid = (message: string): Failure => ({ code: GRPC_CODE.invalidArgument, message });
 
 function failureOf(error: unknown, log: Logger): Failure {
@@ -68,12 +75,6 @@ function failureOf(error: unknown, log: Logger): Failure {
   if (error instanceof GrpcError) return error.failure;
   log.error('unhandled_error', { transport: 'grpc', message: (error as Error).message, stack: (error as Error).stack });
   return { code: GRPC_CODE.internal, message: 'internal error' };
-}
-
-class GrpcError extends Error {
-  constructor(readonly failure: Failure) {
-    super(failure.message);
-  }
 }
 
 const RESPONSE_HEADERS: OutgoingHttpHeaders = {
