@@ -44,7 +44,9 @@ describe('Grafana query bodies', () => {
     const before = peakRssMiB(server.pid);
     const body = chunks(query(8 * MIB));
     const statuses = await Promise.all(Array.from({ length: 24 }, () => postChunks(server.url, '/grafana/json/query', body, { 'content-type': 'application/json' })));
-    expect(statuses).toEqual(Array(24).fill(413));
+    // Each is refused: 413, or, when the server closes the connection after its 413 before the client has read it, a cut.
+    expect(statuses.filter((status) => status !== 413 && status !== 'EPIPE' && status !== 'ECONNRESET')).toEqual([]);
+    expect(statuses).toContain(413);
     expect((await request(server.url, '/healthz')).status).toBe(200);
     // Reading them whole took the peak from ~100 MiB to over 500 MiB.
     expect(peakRssMiB(server.pid) - before).toBeLessThan(100);

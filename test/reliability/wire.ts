@@ -9,12 +9,15 @@ const TIMEOUT_MS = 15_000;
 export function postChunks(url: string, path: string, chunks: readonly Buffer[], headers: Record<string, string> = {}): Promise<number | string> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
+    let status: number | undefined;
     const req = request({ host: hostname, port, path, method: 'POST', headers, agent: false, timeout: TIMEOUT_MS }, (res) => {
+      status = res.statusCode ?? 0;
       res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      res.on('end', () => resolve(status!));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    // Cut while still writing: the answer counts if it arrived first.
+    req.on('error', (error: NodeJS.ErrnoException) => resolve(status ?? error.code ?? error.message));
     for (const chunk of chunks) req.write(chunk);
     req.end();
   });
