@@ -12,7 +12,7 @@ import { tempDir } from '../helpers.js';
 import { stalledUpload } from './wire.js';
 
 const MIB = 1024 * 1024;
-const ARGS = ['--body-limit', '1MiB', '--inflight-limit', '4MiB', '--body-timeout', '2s'];
+const ARGS = ['--body-limit', '1MiB', '--inflight-limit', '4MiB', '--body-timeout', '3s'];
 
 async function keyFor(db: string, project: string): Promise<string> {
   const created = await cli(['keys', 'create', '--db', db, '--project', project, '--scope', 'ingest,read']);
@@ -38,16 +38,17 @@ describe('stalled uploads', () => {
     const started = Date.now();
     const other = await postEvents(server.url, seedSession(), { authorization: `Bearer ${keys.b}` });
     expect(other.status).toBe(200);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Well before the stalled ones are cut: it did not wait for them.
+    expect(Date.now() - started).toBeLessThan(2_000);
 
     const replies = await Promise.all(stalled.map((upload) => upload.reply));
     // Two fit in the client's share (2 MiB) and stall until the timeout; the other two are refused at once.
     const statuses = replies.map((reply) => reply.status).sort();
     expect(statuses).toEqual([408, 408, 429, 429]);
     for (const reply of replies) {
-      if (reply.status === 429) expect(reply.afterMs).toBeLessThan(1_000);
-      else expect(reply.afterMs).toBeGreaterThanOrEqual(1_500);
-      if (reply.status === 408) expect(reply.afterMs).toBeLessThan(5_000);
+      if (reply.status === 429) expect(reply.afterMs).toBeLessThan(2_000);
+      if (reply.status === 408) expect(reply.afterMs).toBeGreaterThanOrEqual(2_500);
+      if (reply.status === 408) expect(reply.afterMs).toBeLessThan(6_000);
     }
     // What they held is given back: the same client is served again.
     expect((await postEvents(server.url, seedSession('sess_again'), { authorization: `Bearer ${keys.a}` })).status).toBe(200);
@@ -76,8 +77,8 @@ describe('stalled uploads', () => {
         stream.on('close', () => resolve(found));
       });
       expect(status).toBe('4');
-      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(1_500);
-      expect(Date.now() - sentAt).toBeLessThan(5_000);
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(2_500);
+      expect(Date.now() - sentAt).toBeLessThan(6_000);
     } finally {
       session.close();
     }
