@@ -1,19 +1,22 @@
 // Builds the HTTP application from its parts. Tests call it in-process with
 // app.request(); the server binds it to a port.
+import type { HttpBindings } from '@hono/node-server';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { CachebreakError } from './errors.js';
+import { CachebreakError, leftBodyUnread } from './errors.js';
 import { registerExternalBreakIngest } from './ingest/http/external-breaks.js';
 import { registerEvents } from './ingest/http/route.js';
 import { otlpErrorResponse, registerOtlp } from './ingest/otlp/http.js';
 import type { OtlpReceiver } from './ingest/otlp/receive.js';
 import type { Pipeline } from './ingest/pipeline.js';
 import type { Authenticator } from './auth/authenticator.js';
-import type { InflightBudget, Holding } from './ingest/inflight.js';
+import type { BodyBudget } from './ingest/http/body.js';
+import { clientOf, type InflightBudget } from './ingest/inflight.js';
 import type { Limits } from './ingest/limits.js';
 import { registerAuth } from './serve/auth.js';
 import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
 import type { ReaderPool } from './serve/readers/pool.js';
 import { registerGrafana } from './serve/grafana/index.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
 import { registerBreaks } from './serve/rest/breaks.js';
@@ -33,6 +36,8 @@ export interface AppDeps {
   log: Logger;
   /** Largest request body, before and after decompression. */
   bodyLimit: number;
+  /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
+  queryBodyLimit?: number;
   /** Decides each request's project from its API key. */
   auth: Authenticator;
   /** How much one request may carry. */
@@ -46,21 +51,22 @@ export interface AppDeps {
   readers?: ReaderPool;
   /** Bounds the request bodies ingest holds at once; absent: not bounded. */
   inflight?: InflightBudget;
+  /** How long an ingest body may go without a byte arriving before it is answered 408 (--body-timeout); absent: no limit here. */
+  bodyTimeoutMs?: number;
 }
 
 /** `keyId` is null when no API key is configured (the open, single-project mode). */
-export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; holding: Holding | undefined } };
+export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; body: BodyBudget } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
-export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'bodyLimit' | 'now'>;
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now'> & { queryBodyLimit: number };
 
 let sequence = 0;
 
 function renderError(error: CachebreakError, requestId: string): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
-  // The rest of an oversized body was never read: the connection cannot carry another request.
-  if (error.code === 'payload_too_large') headers.connection = 'close';
+  if (leftBodyUnread(error.code)) headers.connection = 'close';
   // Lets a browser (the built-in page) ask for the key as a Basic password.
   if (error.code === 'unauthorized') headers['www-authenticate'] = 'Basic realm="cachebreak", charset="UTF-8"';
   const body = { error: { code: error.code, message: error.message, hint: error.hint, requestId } };
@@ -116,16 +122,17 @@ function installErrorHandling(app: Hono<AppEnv>, log: Logger): void {
 /** The POST routes whose bodies ingest reads. */
 const INGEST_PATHS = ['/v1/events', '/v1/logs', '/v1/traces', '/v1/metrics', '/v1/breaks/external'];
 
-/** Each ingest request holds what it reads of the in-flight budget until it is answered. */
-function holdBodies(app: Hono<AppEnv>, budget: InflightBudget): void {
+/** How each ingest request reads its body: under the limits, and holding what it reads of the in-flight budget until it is answered. */
+function budgetBodies(app: Hono<AppEnv>, deps: AppDeps): void {
   for (const path of INGEST_PATHS) {
-    app.post(path, async function holdBody(c, next) {
-      const holding = budget.open();
-      c.set('holding', holding);
+    app.post(path, async function budgetBody(c, next) {
+      const address = (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress;
+      const holding = deps.inflight?.open(clientOf(c.var.keyId, address));
+      c.set('body', { limit: deps.bodyLimit, option: '--body-limit', holding, idleMs: deps.bodyTimeoutMs });
       try {
         await next();
       } finally {
-        holding.release();
+        holding?.release();
       }
     });
   }
@@ -136,18 +143,19 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   app.use(requestContext());
   if (deps.selfTracing) app.use(deps.selfTracing);
   registerAuth(app, deps);
-  if (deps.inflight) holdBodies(app, deps.inflight);
+  budgetBodies(app, deps);
 
   registerEvents(app, deps);
   registerExternalBreakIngest(app, deps);
   registerOtlp(app, deps);
+  const readDeps = { ...deps, queryBodyLimit: deps.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT };
   if (deps.readers) {
     // The same routes registerReads makes, each handed to a reader thread.
     const reads = new Hono<AppEnv>();
-    registerReads(reads, deps);
-    registerForwardedReads(app, reads.routes, deps.readers, deps.bodyLimit);
+    registerReads(reads, readDeps);
+    registerForwardedReads(app, reads.routes, deps.readers, readDeps.queryBodyLimit);
   } else {
-    registerReads(app, deps);
+    registerReads(app, readDeps);
   }
   registerMetrics(app, deps);
   registerHealth(app, deps);

@@ -7,10 +7,13 @@ import { publicHostOf } from './auth/open-access.js';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
 import { AUTOMATIC_CACHING } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_WAITING_BYTES } from './ingest/otlp/sources/context.js';
 import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from './serve/connections.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
 import { DEFAULT_METRIC_MODELS } from './telemetry/counters.js';
 import { parseTime, TIME_FORMS } from './time.js';
@@ -190,14 +193,49 @@ export const OPTIONS = {
     help: 'Largest request body, before and after gzip decompression',
     parse: bytes,
   } satisfies Option<number>,
+  'query-body-limit': {
+    env: 'CACHEBREAK_QUERY_BODY_LIMIT',
+    default: DEFAULT_QUERY_BODY_LIMIT,
+    shownDefault: '64KiB',
+    valueName: 'SIZE',
+    help: 'Largest body of a read request (Grafana simPod queries), before and after gzip decompression; larger: 413',
+    parse: bytes,
+  } satisfies Option<number>,
   'inflight-limit': {
     env: 'CACHEBREAK_INFLIGHT_LIMIT',
     default: undefined as number | undefined,
     shownDefault: '4 × --body-limit',
     valueName: 'SIZE',
-    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After',
+    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After. One client (API key, or address) holds at most half of it (or twice --body-limit, if more); past its share: 429',
     parse: bytes,
   } satisfies Option<number | undefined>,
+  'body-timeout': {
+    env: 'CACHEBREAK_BODY_TIMEOUT',
+    default: DEFAULT_BODY_TIMEOUT_MS,
+    shownDefault: '30s',
+    valueName: 'DURATION',
+    help: 'How long an ingest body (HTTP or gRPC) may go without a byte arriving; past it: 408 (gRPC: DEADLINE_EXCEEDED), and what it held of --inflight-limit is freed',
+    parse: (raw, name) => duration(raw, name)!,
+  } satisfies Option<number>,
+  'max-connections': {
+    env: 'CACHEBREAK_MAX_CONNECTIONS',
+    default: DEFAULT_MAX_CONNECTIONS,
+    valueName: 'N',
+    help: 'Connections each port (HTTP, gRPC) keeps open at once; more are closed as they arrive',
+    parse: integer(1, 1_000_000),
+  } satisfies Option<number>,
+  'headers-timeout': {
+    env: 'CACHEBREAK_HEADERS_TIMEOUT',
+    default: DEFAULT_HEADERS_TIMEOUT_MS,
+    shownDefault: '10s',
+    valueName: 'DURATION',
+    help: `How long an HTTP connection may take to send a request's headers, an idle new connection included; past it: closed (at most ${REQUEST_TIMEOUT_MS / 1000}s)`,
+    parse: (raw, name) => {
+      const ms = duration(raw, name)!;
+      if (ms > REQUEST_TIMEOUT_MS) throw new ConfigError(`${name}: at most ${REQUEST_TIMEOUT_MS / 1000}s (the whole request's timeout), got "${raw}"`);
+      return ms;
+    },
+  } satisfies Option<number>,
   'min-miss-tokens': {
     env: 'CACHEBREAK_MIN_MISS_TOKENS',
     default: DEFAULT_DETECTION.minMissTokens,

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
@@ -17,6 +18,11 @@ export const ERROR_STATUS = {
 } as const satisfies Record<string, ContentfulStatusCode>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Failures answered before the whole body was read: the connection cannot carry another request. */
+export function leftBodyUnread(code: ErrorCode): boolean {
+  return code === 'payload_too_large' || code === 'request_timeout';
+}
 
 export class CachebreakError extends HTTPException {
   readonly code: ErrorCode;

@@ -7,12 +7,15 @@ import { ConfigError, type OtelSettings } from './config.js';
 import type { DetectionOptions } from './core/options.js';
 import type { RunningGrpc } from './ingest/otlp/grpc.js';
 import { OtlpReceiver } from './ingest/otlp/receive.js';
+import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { InflightBudget } from './ingest/inflight.js';
 import type { ProxySettings, RunningProxy } from './ingest/proxy/proxy.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
 import { DEFAULT_QUEUE_LIMIT, Pipeline } from './ingest/pipeline.js';
 import { pipelineSink, Tailer, type Format } from './ingest/tail/index.js';
 import { reevaluateLogged } from './reevaluation.js';
+import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions } from './serve/connections.js';
+import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
@@ -25,6 +28,8 @@ export interface ServerOptions {
   port: number;
   db: string;
   bodyLimit: number;
+  /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
+  queryBodyLimit?: number;
   detection: DetectionOptions;
   synchronous: 'normal' | 'full';
   project: string;
@@ -42,6 +47,12 @@ export interface ServerOptions {
   queueLimit?: number;
   /** Request bodies ingest holds at once, past which it answers 503; four times bodyLimit when absent. */
   inflightLimit?: number | undefined;
+  /** How long an ingest body may go without a byte arriving (408); DEFAULT_BODY_TIMEOUT_MS when absent. */
+  bodyTimeoutMs?: number;
+  /** Connections each port keeps open at once; DEFAULT_MAX_CONNECTIONS when absent. */
+  maxConnections?: number;
+  /** How long a connection may take to send a request's headers; DEFAULT_HEADERS_TIMEOUT_MS when absent. */
+  headersTimeoutMs?: number;
   /** How much one request may carry; the defaults when absent. */
   limits?: Limits;
   /** Bytes the OTLP halves waiting for their partner may hold per project; DEFAULT_WAITING_BYTES when absent. */
@@ -153,7 +164,10 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   if (inflightLimit < 2 * options.bodyLimit) {
     throw new ConfigError(`--inflight-limit (${inflightLimit} bytes) must be at least twice --body-limit (${options.bodyLimit} bytes), or the largest request could never be read`);
   }
-  const inflight = new InflightBudget(inflightLimit);
+  // One client may hold half the budget, and always enough for the largest request.
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
@@ -195,7 +209,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const readWorkers = options.readWorkers ?? 1;
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await startReaders({ path: options.db, bodyLimit: options.bodyLimit }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await store.close();
@@ -208,24 +222,28 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     counters,
     log,
     bodyLimit: options.bodyLimit,
+    ...(options.queryBodyLimit !== undefined ? { queryBodyLimit: options.queryBodyLimit } : {}),
     auth,
     limits,
     now: Date.now,
     otlp,
     inflight,
+    bodyTimeoutMs,
     ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port }, () => resolve(started));
+    const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
+    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
     started.once('error', reject);
   });
+  server.maxConnections = maxConnections;
   const { port } = server.address() as AddressInfo;
   let grpc: RunningGrpc | undefined;
   try {
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
-      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight });
+      grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections });
     }
   } catch (error) {
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -36,7 +36,11 @@ const ROWS: Row[] = [
   { option: 'port', env: 'CACHEBREAK_PORT', envValue: '9000', fromEnv: 9000, flag: ['--port', '0'], fromFlag: 0 },
   { option: 'db', env: 'CACHEBREAK_DB', envValue: '/data/env.db', fromEnv: '/data/env.db', flag: ['--db=flag.db'], fromFlag: 'flag.db' },
   { option: 'body-limit', env: 'CACHEBREAK_BODY_LIMIT', envValue: '1MiB', fromEnv: MIB, flag: ['--body-limit', '512KB'], fromFlag: 512_000 },
+  { option: 'query-body-limit', env: 'CACHEBREAK_QUERY_BODY_LIMIT', envValue: '1MiB', fromEnv: MIB, flag: ['--query-body-limit', '8KB'], fromFlag: 8_000 },
   { option: 'inflight-limit', env: 'CACHEBREAK_INFLIGHT_LIMIT', envValue: '256MiB', fromEnv: 256 * MIB, flag: ['--inflight-limit', '40MB'], fromFlag: 40_000_000 },
+  { option: 'body-timeout', env: 'CACHEBREAK_BODY_TIMEOUT', envValue: '10s', fromEnv: 10_000, flag: ['--body-timeout', '2m'], fromFlag: 120_000 },
+  { option: 'max-connections', env: 'CACHEBREAK_MAX_CONNECTIONS', envValue: '200', fromEnv: 200, flag: ['--max-connections', '300'], fromFlag: 300 },
+  { option: 'headers-timeout', env: 'CACHEBREAK_HEADERS_TIMEOUT', envValue: '5s', fromEnv: 5_000, flag: ['--headers-timeout', '1m'], fromFlag: 60_000 },
   { option: 'min-miss-tokens', env: 'CACHEBREAK_MIN_MISS_TOKENS', envValue: '500', fromEnv: 500, flag: ['--min-miss-tokens', '0'], fromFlag: 0 },
   { option: 'miss-ratio', env: 'CACHEBREAK_MISS_RATIO', envValue: '0.5', fromEnv: 0.5, flag: ['--miss-ratio', '1'], fromFlag: 1 },
   {

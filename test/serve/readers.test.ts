@@ -75,6 +75,6 @@ describe('reader threads', () => {
 
   it('refuse to start, with the reason, when a thread cannot open the database', async () => {
     const missing = join(tempDir(), 'missing.db');
-    await expect(startReaders({ path: missing, bodyLimit: 1024 }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
+    await expect(startReaders({ path: missing, queryBodyLimit: 1024 }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
   });
 });

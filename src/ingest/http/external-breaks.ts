@@ -56,7 +56,7 @@ export function registerExternalBreakIngest(app: Hono<AppEnv>, deps: AppDeps): v
     }
     let body: unknown;
     try {
-      body = JSON.parse((await readBody(c.req.raw, deps.bodyLimit, c.var.holding)).toString('utf8'));
+      body = JSON.parse((await readBody(c.req.raw, c.var.body)).toString('utf8'));
     } catch (error) {
       if (error instanceof CachebreakError) throw error;
       throw new CachebreakError('invalid_body', `body is not JSON: ${jsonProblem(error)}`, 'send {"breaks": [...]}');

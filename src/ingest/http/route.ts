@@ -29,7 +29,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
         'send application/json ({"events": [...]} or an array) or application/x-ndjson (one event per line)',
       );
     }
-    const values = decodeEvents(await readBody(c.req.raw, deps.bodyLimit, c.var.holding), type);
+    const values = decodeEvents(await readBody(c.req.raw, c.var.body), type);
     if (values.length > deps.limits.maxEvents) throw tooManyEvents(values.length, deps.limits.maxEvents);
     const events: CacheEvent[] = [];
     const rejected: Rejection[] = [];

@@ -4,7 +4,7 @@
 // google.rpc.Status, protobuf for protobuf requests and JSON otherwise.
 import type { Context, Hono } from 'hono';
 import type { AppDeps, AppEnv } from '../../app.js';
-import { CachebreakError } from '../../errors.js';
+import { CachebreakError, leftBodyUnread } from '../../errors.js';
 import { mediaType, readBody } from '../http/body.js';
 import { decodeRequest, DecodeError, type Encoding, type Signal } from './decode/index.js';
 import { OtlpReceiver } from './receive.js';
@@ -35,7 +35,7 @@ export function registerOtlp(app: Hono<AppEnv>, deps: AppDeps): void {
           `send OTLP as ${PROTOBUF} or ${JSON_TYPE}`,
         );
       }
-      const body = await readBody(c.req.raw, deps.bodyLimit, c.var.holding);
+      const body = await readBody(c.req.raw, c.var.body);
       let decoded;
       try {
         decoded = decodeRequest(signal, encoding, body);
@@ -71,8 +71,7 @@ export function otlpErrorResponse(c: Context<AppEnv>, error: Error, log: AppDeps
   const code = grpcCodeOf(e.status);
   const headers: Record<string, string> = {};
   if (e.retryAfter !== undefined) headers['retry-after'] = String(e.retryAfter);
-  // The rest of an oversized body was never read: the connection cannot carry another request.
-  if (e.code === 'payload_too_large') headers.connection = 'close';
+  if (leftBodyUnread(e.code)) headers.connection = 'close';
   if (encodingOf(c.req.raw) === 'protobuf') {
     headers['content-type'] = PROTOBUF;
     return new Response(new Uint8Array(statusMessage(code, message, e.retryAfter)), { status: e.status, headers });

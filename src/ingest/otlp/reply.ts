@@ -14,6 +14,7 @@ export interface ExportOutcome {
 /** gRPC status codes (google.rpc.Code) that cachebreak answers with. */
 export const GRPC_CODE = {
   invalidArgument: 3,
+  deadlineExceeded: 4,
   notFound: 5,
   permissionDenied: 7,
   resourceExhausted: 8,
@@ -34,6 +35,8 @@ export function grpcCodeOf(status: number): number {
       return GRPC_CODE.permissionDenied;
     case 404:
       return GRPC_CODE.notFound;
+    case 408:
+      return GRPC_CODE.deadlineExceeded;
     case 413:
     case 429:
       return GRPC_CODE.resourceExhausted;

@@ -10,10 +10,10 @@ export const FORWARDED_PROJECT = 'x-cachebreak-project';
 
 const DROPPED = new Set(['authorization', 'content-length', FORWARDED_PROJECT]);
 
-async function forward(c: Context<AppEnv>, readers: ReaderPool, bodyLimit: number): Promise<Response> {
+async function forward(c: Context<AppEnv>, readers: ReaderPool, queryBodyLimit: number): Promise<Response> {
   const headers: [string, string][] = [...c.req.raw.headers].filter(([name]) => !DROPPED.has(name));
   headers.push([FORWARDED_PROJECT, c.var.project], ['x-request-id', c.var.requestId]);
-  const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? null : await readRawBody(c.req.raw, bodyLimit);
+  const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? null : await readRawBody(c.req.raw, { limit: queryBodyLimit, option: '--query-body-limit' });
   const reply = await readers.request({ method: c.req.method, url: c.req.url, headers, body });
   return new Response(reply.body, { status: reply.status, headers: reply.headers });
 }
@@ -23,7 +23,7 @@ export function registerForwardedReads(
   app: Hono<AppEnv>,
   routes: readonly { method: string; path: string }[],
   readers: ReaderPool,
-  bodyLimit: number,
+  queryBodyLimit: number,
 ): void {
-  for (const { method, path } of routes) app.on(method, path, (c) => forward(c, readers, bodyLimit));
+  for (const { method, path } of routes) app.on(method, path, (c) => forward(c, readers, queryBodyLimit));
 }

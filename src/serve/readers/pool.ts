@@ -20,7 +20,8 @@ export interface ReadReply {
 /** What a reader thread needs to build its app. */
 export interface ReaderData {
   path: string;
-  bodyLimit: number;
+  /** Largest body of a read request (Grafana queries). */
+  queryBodyLimit: number;
 }
 
 export type ReaderPool = ThreadPool<ReadRequest, ReadReply>;

@@ -9,7 +9,7 @@ import type { ReaderData, ReadReply, ReadRequest } from './pool.js';
 
 const data = workerData as ReaderData;
 const store = new SqliteStore(data.path, SERVICE_DETECTION, { readonly: true });
-const app = buildReadApp({ store, log: threadLogger(), bodyLimit: data.bodyLimit, now: Date.now });
+const app = buildReadApp({ store, log: threadLogger(), queryBodyLimit: data.queryBodyLimit, now: Date.now });
 
 serveThread<ReadRequest, ReadReply>(
   async ({ method, url, headers, body }) => {

@@ -7,8 +7,11 @@ import type { ParamSource } from '../params.js';
 
 export type Json = Record<string, unknown>;
 
+/** Largest query body by default: a dashboard's queries are a few kilobytes. */
+export const DEFAULT_QUERY_BODY_LIMIT = 64 * 1024;
+
 export async function jsonBody(c: Context, limit: number): Promise<Json> {
-  const raw = await readBody(c.req.raw, limit);
+  const raw = await readBody(c.req.raw, { limit, option: '--query-body-limit' });
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));

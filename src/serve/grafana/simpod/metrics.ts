@@ -24,12 +24,12 @@ function payloads(name: string) {
 
 export function registerMetrics(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/metrics', async (c) => {
-    await jsonBody(c, deps.bodyLimit);
+    await jsonBody(c, deps.queryBodyLimit);
     return c.json(QUERIES.map((q) => ({ label: q.name, value: q.name, payloads: payloads(q.name) })));
   });
 
   app.post('/grafana/json/metric-payload-options', async (c) => {
-    const body = await jsonBody(c, deps.bodyLimit);
+    const body = await jsonBody(c, deps.queryBodyLimit);
     const query = QUERY_BY_NAME.get(String(body.metric));
     const spec = query?.params[String(body.name)];
     if (!spec) return c.json([]);

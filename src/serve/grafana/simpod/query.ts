@@ -31,7 +31,7 @@ function adHoc(body: Json): Record<string, string[]> {
 
 export function registerQuery(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/query', async (c) => {
-    const body = await jsonBody(c, deps.bodyLimit);
+    const body = await jsonBody(c, deps.queryBodyLimit);
     const base = { ...rangeBase(body), ...adHoc(body) };
     if (typeof body.intervalMs === 'number') base.interval = [String(body.intervalMs)];
     const targets = Array.isArray(body.targets) ? (body.targets as Target[]) : [];

@@ -25,18 +25,18 @@ function dimensionOf(raw: unknown): string {
 
 export function registerVariables(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/variable', async (c) => {
-    const body = await jsonBody(c, deps.bodyLimit);
+    const body = await jsonBody(c, deps.queryBodyLimit);
     const list = await values(deps, c.var.project, body, dimensionOf(body.payload));
     return c.json(list.map((value) => ({ __text: value, __value: value })));
   });
 
   app.post('/grafana/json/tag-keys', async (c) => {
-    await jsonBody(c, deps.bodyLimit);
+    await jsonBody(c, deps.queryBodyLimit);
     return c.json(TAG_KEYS.map((text) => ({ type: 'string', text })));
   });
 
   app.post('/grafana/json/tag-values', async (c) => {
-    const body = await jsonBody(c, deps.bodyLimit);
+    const body = await jsonBody(c, deps.queryBodyLimit);
     const key = String(body.key);
     if (!TAG_KEYS.includes(key)) {
       throw new CachebreakError('bad_request', `key: expected one of ${TAG_KEYS.join(', ')}, got "${key.slice(0, 40)}"`, 'POST /grafana/json/tag-keys lists them');
