@@ -178,6 +178,8 @@ export class Pipeline {
       const labels = { project: pending.batch.project, receiver: pending.receiver };
       c.inc('events', { ...labels, outcome: 'accepted' }, result.counts[i]!.accepted);
       c.inc('events', { ...labels, outcome: 'duplicate' }, result.counts[i]!.duplicates);
+      // At 0 until a cut body counts (OTLP), so that a dashboard's increase() sees the first.
+      c.expose('bodiesTruncated', { project: pending.batch.project });
     });
     // Summed per label set first: a write holds thousands of turns but few label sets.
     const sums = new Map<string, { base: Record<string, string>; state: string; turns: number; tokens: number[] }>();

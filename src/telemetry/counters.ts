@@ -89,6 +89,11 @@ export class Counters {
     this.add(name, labels, by);
   }
 
+  /** Exposes a series at 0 until it counts, so that increase() sees its first count. */
+  expose(name: CounterName, labels: Record<string, string>): void {
+    if (!this.values.has(keyOf(name, labels))) this.add(name, labels, 0);
+  }
+
   private add(name: CounterName, labels: Record<string, string>, by: number): void {
     const key = keyOf(name, labels);
     const entry = this.values.get(key);
