@@ -91,6 +91,18 @@ describe('proxy failures', () => {
     await waitFor('the next call stored', () => h.metric('cachebreak_proxy_observations_total', { outcome: 'turn' }), (n) => n === 1);
   });
 
+  it('forwards a request body over --body-limit whole, and counts it as not observed', async () => {
+    const h = await startProxyHarness();
+    h.anthropic.usage = usage;
+    const big = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, messages: [{ role: 'user', content: 'x'.repeat(1024 * 1024 + 10) }] });
+    const answer = await send(h.proxy, 'POST', '/anthropic/v1/messages', { 'content-type': 'application/json' }, big);
+    expect(answer.status).toBe(200);
+    expect(h.anthropic.received[0]!.body.toString() === big).toBe(true);
+    await waitFor('counted', () => h.metric('cachebreak_proxy_observations_total', { outcome: 'unreadable' }), (n) => n === 1);
+    expect(h.log.some((line) => line.includes('event=proxy_unreadable') && line.includes('--body-limit'))).toBe(true);
+    expect((await h.get<{ sessions: unknown[] }>('/v1/sessions')).sessions).toEqual([]);
+  });
+
   // The store writes on the server's main thread: while another process holds
   // the write lock, each write waits up to SQLite's busy timeout (5 s), and the
   // whole process with it. The call is answered first, then stored or counted.

@@ -71,6 +71,23 @@ describe('passthrough', () => {
     expect(await h.metric('cachebreak_proxy_requests_total', { outcome: 'forwarded' })).toBeGreaterThan(0);
   });
 
+  it('tells a subagent from the main thread by its first system block, so interleaved calls are no break', async () => {
+    const h = await startProxyHarness();
+    const call = (system: string, usage: Record<string, number>) => {
+      h.anthropic.usage = usage;
+      const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, system: [{ type: 'text', text: system }, { type: 'text', text: 'shared instructions' }], messages: [{ role: 'user', content: 'hi' }] });
+      return send(h.proxy, 'POST', '/anthropic/v1/messages', { 'x-claude-code-session-id': 'mixed' }, body);
+    };
+    await call('main thread', { input_tokens: 10, cache_creation_input_tokens: 20_000, cache_read_input_tokens: 0 });
+    await call('subagent', { input_tokens: 10, cache_creation_input_tokens: 8_000, cache_read_input_tokens: 0 });
+    await call('main thread', { input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 20_000 });
+    const turns = await turnsOf(h, 'mixed', 3);
+    const agents = turns.map((t) => t.agentId);
+    expect(agents[0]).toMatch(/^system-[0-9a-f]{8}$/);
+    expect(agents).toEqual([agents[0], expect.not.stringMatching(agents[0]!), agents[0]]);
+    expect(turns.map((t) => t.state)).toEqual(['cold', 'cold', 'hit']);
+  });
+
   it('reads the usage of a compressed answer and passes the compressed bytes on', async () => {
     const h = await startProxyHarness();
     const compressed = gzipSync(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: 5, cache_creation_input_tokens: 0, cache_read_input_tokens: 7_000, output_tokens: 3 } }));
