@@ -1,6 +1,7 @@
 // What `cachebreak report` shows, read through the Store: one stats bucket
 // over the whole range, reason counts, the tools breaks name most and the
 // worst sessions. This shape is also the --json document.
+import { storedIso } from '../time.js';
 import { BREAK_REASONS, type BreakReason } from '../core/types.js';
 import type { SessionOrder, SessionSummary, StatsRow, Store, TimeRange, TokenTotals } from '../store/store.js';
 
@@ -13,8 +14,8 @@ const SESSION_PAGE = 1000;
 export interface ReportSession {
   sessionId: string;
   agents: number;
-  firstSeen: string;
-  lastSeen: string;
+  firstSeen: string | null;
+  lastSeen: string | null;
   turns: number;
   breaks: number;
   cacheRate: number | null;
@@ -53,15 +54,15 @@ export interface Report {
 const NO_TOKENS: TokenTotals = { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 };
 
 function iso(ms: number | undefined): string | null {
-  return ms === undefined ? null : new Date(ms).toISOString();
+  return ms === undefined ? null : storedIso(ms);
 }
 
 function session(s: SessionSummary): ReportSession {
   return {
     sessionId: s.sessionId,
     agents: s.agentIds.length,
-    firstSeen: new Date(s.firstSeen).toISOString(),
-    lastSeen: new Date(s.lastSeen).toISOString(),
+    firstSeen: iso(s.firstSeen),
+    lastSeen: iso(s.lastSeen),
     turns: s.turns,
     breaks: s.breaks,
     cacheRate: s.cacheRate,

@@ -46,6 +46,9 @@ const TOKEN_KINDS = ['uncached_input', 'cache_read', 'cache_write', 'output'] as
 /** One transaction takes at most this many events, so that a commit stays short. */
 const GROUP_EVENTS = 20_000;
 
+/** Event times further ahead of this server's clock are stored, and said in the log: the sender's clock is off. */
+const AHEAD_MS = 86_400_000;
+
 /** SQLite result codes that mean "try again later", not "bad input". */
 const RETRYABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|NOMEM)/;
 
@@ -89,6 +92,7 @@ export class Pipeline {
     tokenPoints: readonly TokenPoint[] = [],
     extras: TailExtras = {},
   ): Promise<BatchCounts> {
+    this.warnAhead(project, receiver, events);
     const external = extras.externalBreaks ?? [];
     // A checkpoint alone still has to be written.
     const size = events.length + tokenPoints.length + external.length + (extras.checkpoint ? 1 : 0);
@@ -110,6 +114,31 @@ export class Pipeline {
       this.queue.push({ batch, size, receiver, resolve, reject });
       this.queuedEvents += size;
       this.schedule();
+    });
+  }
+
+  /** One line per project and minute when events come with times more than a day ahead. */
+  private warnAhead(project: string, receiver: Receiver, events: readonly CacheEvent[]): void {
+    const bound = Date.now() + AHEAD_MS;
+    let ahead = 0;
+    let first: CacheEvent | undefined;
+    for (const event of events) {
+      const ts = Math.max(event.ts ?? 0, event.type === 'turn' ? (event.endTs ?? 0) : 0);
+      if (ts > bound) {
+        ahead++;
+        first ??= event;
+      }
+    }
+    if (first === undefined) return;
+    const suppressed = this.repeated.admit(`ahead\u0000${project}`);
+    if (suppressed === undefined) return;
+    this.log.warn('event_time_ahead', {
+      project,
+      receiver,
+      events: ahead,
+      requestId: first.requestId,
+      message: "event times more than a day ahead of this server's clock: stored as sent; check the sender's clock",
+      ...(suppressed > 0 ? { suppressed } : {}),
     });
   }
 

@@ -3,10 +3,11 @@
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import type { ExternalBreak } from '../../store/store.js';
+import { storedIso } from '../../time.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
 
 function wireExternalBreak(record: ExternalBreak) {
-  return { ...record, ts: new Date(record.ts).toISOString() };
+  return { ...record, ts: storedIso(record.ts) };
 }
 
 export function registerExternalBreaks(app: Hono<AppEnv>, deps: ReadDeps): void {

@@ -27,6 +27,7 @@ import {
   MISS,
   rowToParts,
   stateIndex,
+  storedJson,
   storedMessageHashes,
   turnColumns,
   type Contribution,
@@ -527,7 +528,7 @@ export class Writer {
   private storedBreak(row: TurnRow): BreakRecord | null {
     if (row.state !== MISS) return null;
     const stored = this.statements.breakOf.get(row.id);
-    return stored ? (JSON.parse(stored.record) as BreakRecord) : null;
+    return stored ? (storedJson<BreakRecord>(stored.record) ?? null) : null;
   }
 
   private contributionOfRow(row: TurnRow, projectId: number): Contribution | null {
