@@ -175,11 +175,61 @@ export class Pipeline {
         for (const pending of group) await this.writeGroup([pending]);
         return;
       }
-      this.leave(group[0]!).reject(this.storeError(error));
+      const pending = group[0]!;
+      if (isRetryable(error) || pending.batch.events.length === 0) {
+        this.leave(pending).reject(this.storeError(error));
+        return;
+      }
+      let counts: BatchCounts;
+      try {
+        counts = await this.writeInParts(pending, pending.batch.events, 0, true);
+      } catch (partError) {
+        this.leave(pending).reject(this.storeError(partError));
+        return;
+      }
+      this.leave(pending).resolve(counts);
       return;
     }
     this.announce(result, group);
     group.forEach((pending, i) => this.leave(pending).resolve(result.counts[i]!));
+  }
+
+  /**
+   * A request whose write failed for a reason other than the database being
+   * unavailable: written in halves, down to the single events that fail,
+   * which are reported as rejected; every other event is stored. Its token
+   * points, harness breaks and checkpoint go with its last part.
+   */
+  private async writeInParts(pending: Pending, events: readonly CacheEvent[], offset: number, last: boolean): Promise<BatchCounts> {
+    const { project, tokenPoints, externalBreaks, checkpoint } = pending.batch;
+    const extras = { tokenPoints, externalBreaks, checkpoint };
+    const part: IngestBatch = { project, events };
+    if (last && tokenPoints) part.tokenPoints = tokenPoints;
+    if (last && externalBreaks) part.externalBreaks = externalBreaks;
+    if (last && checkpoint) part.checkpoint = checkpoint;
+    try {
+      const result = await this.store.write([part]);
+      this.announce(result, [{ ...pending, batch: part }]);
+      const counts = result.counts[0]!;
+      return counts.rejected ? { ...counts, rejected: counts.rejected.map((r) => ({ ...r, event: r.event + offset })) } : counts;
+    } catch (error) {
+      if (isRetryable(error)) throw error;
+      if (events.length > 1) {
+        const middle = events.length >> 1;
+        const first = await this.writeInParts(pending, events.slice(0, middle), offset, false);
+        return addCounts(first, await this.writeInParts(pending, events.slice(middle), offset + middle, last));
+      }
+      const event = events[0];
+      if (event === undefined) throw error;
+      const message = (error as Error).message;
+      const suppressed = this.repeated.admit(`not_stored\u0000${project}`);
+      if (suppressed !== undefined) {
+        this.log.error('event_not_stored', { project, receiver: pending.receiver, requestId: event.requestId, message, ...(suppressed > 0 ? { suppressed } : {}) });
+      }
+      this.counters.inc('events', { project, receiver: pending.receiver, outcome: 'rejected' });
+      const rejected = { accepted: 0, duplicates: 0, rejected: [{ event: offset, field: 'event', problem: `could not be stored (${message}); the rest of the request was` }] };
+      return last && hasExtras(extras) ? addCounts(rejected, await this.writeInParts(pending, [], offset + 1, true)) : rejected;
+    }
   }
 
   /** Takes a request's events off the queue before it is answered: a client that sends again at once finds the room. */
@@ -189,8 +239,8 @@ export class Pipeline {
   }
 
   private storeError(error: unknown): unknown {
-    const code = String((error as { code?: unknown }).code ?? '');
-    if (!RETRYABLE.test(code)) return error;
+    if (!isRetryable(error)) return error;
+    const code = String((error as { code?: unknown }).code);
     const suppressed = this.repeated.admit(code);
     if (suppressed !== undefined) this.log.error('store_unavailable', { code, message: (error as Error).message, ...(suppressed > 0 ? { suppressed } : {}) });
     return new CachebreakError(
@@ -207,6 +257,7 @@ export class Pipeline {
       const labels = { project: pending.batch.project, receiver: pending.receiver };
       c.inc('events', { ...labels, outcome: 'accepted' }, result.counts[i]!.accepted);
       c.inc('events', { ...labels, outcome: 'duplicate' }, result.counts[i]!.duplicates);
+      c.inc('events', { ...labels, outcome: 'rejected' }, result.counts[i]!.rejected?.length ?? 0);
     });
     // Summed per label set first: a write holds thousands of turns but few label sets.
     const sums = new Map<string, { base: Record<string, string>; state: string; turns: number; tokens: number[] }>();
@@ -248,4 +299,20 @@ export class Pipeline {
       this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
     }
   }
+}
+
+function isRetryable(error: unknown): boolean {
+  return RETRYABLE.test(String((error as { code?: unknown } | null)?.code ?? ''));
+}
+
+function hasExtras(extras: Pick<IngestBatch, 'tokenPoints' | 'externalBreaks' | 'checkpoint'>): boolean {
+  return (extras.tokenPoints?.length ?? 0) > 0 || (extras.externalBreaks?.length ?? 0) > 0 || extras.checkpoint !== undefined;
+}
+
+function addCounts(a: BatchCounts, b: BatchCounts): BatchCounts {
+  const sum: BatchCounts = { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates };
+  const rejected = [...(a.rejected ?? []), ...(b.rejected ?? [])];
+  if (rejected.length > 0) sum.rejected = rejected;
+  if (a.externalBreaks !== undefined || b.externalBreaks !== undefined) sum.externalBreaks = (a.externalBreaks ?? 0) + (b.externalBreaks ?? 0);
+  return sum;
 }

@@ -137,7 +137,7 @@ describe('times out of range', () => {
   it('a stored row that is no time or no JSON never fails a read, nor a later write to its session', async () => {
     const file = join(tempDir(), 'cachebreak.db');
     const server = await startOtlpServer({ db: file });
-    const seeded = await send(server, '/v1/events', [...seedSession('s_good'), ...seedSession('s_hurt')]);
+    const seeded = await send(server, '/v1/events', [...seedSession('s_good'), ...seedSession('s_hurt').map((e) => ({ ...e, requestId: `hurt_${String(e.requestId)}` }))]);
     expect(seeded.body).toMatchObject({ rejected: [] });
     // Another program writes values no ingest would take.
     const db = new Database(file);
