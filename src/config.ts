@@ -442,6 +442,13 @@ export const OPTIONS = {
     help: 'Attributes of one OTLP log record, span or data point; more is rejected (partial success)',
     parse: integer(1, 100_000),
   } satisfies Option<number>,
+  'max-json': {
+    env: 'CACHEBREAK_MAX_JSON',
+    default: DEFAULT_LIMITS.maxJson,
+    valueName: 'N',
+    help: 'Characters of JSON of one free-form field an event stores (diagnostics, params, thinking, toolChoice); more is rejected',
+    parse: integer(256, 16_777_216),
+  } satisfies Option<number>,
   'read-workers': {
     env: 'CACHEBREAK_READ_WORKERS',
     default: 1,
@@ -512,12 +519,13 @@ export function parseOptions<N extends OptionName>(
   return { values: values as OptionValues<N>, positionals, help };
 }
 
-export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max-tools' | 'max-attributes'>): Limits {
+export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'max-json'>): Limits {
   return {
     maxEvents: values['max-events'],
     maxString: values['max-string'],
     maxTools: values['max-tools'],
     maxAttributes: values['max-attributes'],
+    maxJson: values['max-json'],
   };
 }
 

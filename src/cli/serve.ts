@@ -2,11 +2,11 @@ import { ConfigError, detectionOf, limitsOf, otelOf } from '../config.js';
 import { startServer } from '../server.js';
 import type { Command } from './command.js';
 
-export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'follow-symlinks' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'read-workers'> = {
+export const serveCommand: Command<'host' | 'port' | 'db' | 'body-limit' | 'inflight-limit' | 'min-miss-tokens' | 'miss-ratio' | 'min-cacheable' | 'prices' | 'synchronous' | 'project' | 'retain' | 'retain-rollups' | 'insecure-no-auth' | 'public-url' | 'rate-limit' | 'queue-limit' | 'grpc-port' | 'otlp-export-endpoint' | 'tail' | 'format' | 'from-start' | 'follow-symlinks' | 'batch' | 'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'max-json' | 'read-workers'> = {
   name: 'serve',
   summary: 'Run the cachebreak server: ingest (HTTP, OTLP), REST API, Grafana endpoints and /metrics.',
   usage: 'serve [options]',
-  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'read-workers'],
+  options: ['host', 'port', 'db', 'body-limit', 'inflight-limit', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'read-workers'],
   details: [
     'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
     'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',

@@ -5,11 +5,12 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, EventRejection, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 import { LogThrottle } from '../telemetry/throttle.js';
+import { DEFAULT_LIMITS, eventProblem, type Limits } from './limits.js';
 
 export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo';
 
@@ -27,6 +28,8 @@ export interface TailExtras {
 export interface PipelineOptions {
   /** Events waiting to be written, past which new requests are refused (429). */
   queueLimit: number;
+  /** What every event is held to, whichever receiver built it; default DEFAULT_LIMITS. */
+  limits?: Limits;
 }
 
 /** A few seconds of ingest at full speed: enough to absorb bursts, small enough to bound memory. */
@@ -83,7 +86,9 @@ export class Pipeline {
 
   /**
    * Resolves when the events (and token points, from OTLP metrics) are
-   * durable; rejects with a 429/503 CachebreakError when they cannot be taken.
+   * durable, with the events not stored (over a limit, or refused by the
+   * store) in `rejected`; rejects with a 429/503 CachebreakError when they
+   * cannot be taken.
    */
   ingest(
     project: string,
@@ -91,6 +96,33 @@ export class Pipeline {
     receiver: Receiver,
     tokenPoints: readonly TokenPoint[] = [],
     extras: TailExtras = {},
+  ): Promise<BatchCounts> {
+    const refused: EventRejection[] = [];
+    const kept: CacheEvent[] = [];
+    /** The index in `events` of each kept event. */
+    const indices: number[] = [];
+    events.forEach((event, index) => {
+      const problem = eventProblem(event, this.options.limits ?? DEFAULT_LIMITS);
+      if (problem) refused.push({ event: index, ...problem });
+      else {
+        kept.push(event);
+        indices.push(index);
+      }
+    });
+    if (refused.length === 0) return this.enqueue(project, events, receiver, tokenPoints, extras);
+    this.rejected(project, receiver, refused.length);
+    return this.enqueue(project, kept, receiver, tokenPoints, extras).then((counts) => {
+      const rejected = [...refused, ...(counts.rejected ?? []).map((r) => ({ ...r, event: indices[r.event]! }))].sort((a, b) => a.event - b.event);
+      return { ...counts, rejected };
+    });
+  }
+
+  private enqueue(
+    project: string,
+    events: readonly CacheEvent[],
+    receiver: Receiver,
+    tokenPoints: readonly TokenPoint[],
+    extras: TailExtras,
   ): Promise<BatchCounts> {
     this.warnAhead(project, receiver, events);
     const external = extras.externalBreaks ?? [];
