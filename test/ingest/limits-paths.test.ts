@@ -1,8 +1,8 @@
 // The limits hold on every way in, also for what is read out of raw content:
 // a tool name from raw toolDefinitions (an MCP server_label too), stored
 // free-form JSON (diagnostics, params) by size and by depth, names from OTLP
-// spans held to the configured --max-string, a metric's model label, and the
-// lines of `cachebreak import`. Each is that event's (or record's, or line's)
+// spans held to the configured --max-string, a metric's model label, a
+// followed file's lines, and the lines of `cachebreak import`. Each is that event's (or record's, or line's)
 // rejection; the rest of its request is stored.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +10,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, MAX_DEPTH } from '../../src/ingest/limits.js';
 import { cli } from '../cli/run.js';
 import { T0 } from '../e2e/events.js';
-import { tempDir } from '../helpers.js';
+import { freshStore, tempDir } from '../helpers.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
+import { follow, turnStates, waitFor } from '../tail/harness.js';
 
 const LONG = 'n'.repeat(300_000);
 const TOO_LONG = `longer than ${DEFAULT_LIMITS.maxString} characters (--max-string)`;
@@ -173,5 +174,17 @@ describe('limits on every way in', () => {
     const result = await cli(['import', '--db', db, file]);
     expect(result.stdout).toContain('1 accepted, 0 duplicates, 1 rejected.');
     expect(result.stdout).toContain(`${file}:1: tools[0]: name or schemaHash ${TOO_LONG}`);
+  });
+
+  it('cachebreak tail: an event with an over-long raw tool name is not stored, with a notice that names the field; the others are', async () => {
+    const file = join(tempDir(), 'events.ndjson');
+    writeFileSync(file, [snapshot('long_label', { toolDefinitions: [{ type: 'mcp', server_label: LONG }] }), snapshot('good')].map((e) => JSON.stringify(e)).join('\n') + '\n');
+    const store = freshStore();
+    const following = await follow(store, [file], { fromStart: true, format: 'ndjson' });
+    await waitFor('the good event', async () => ('good' in (await turnStates(store, ['s'])) ? true : undefined));
+    await following.tailer.settled();
+    expect(Object.keys(await turnStates(store, ['s']))).toEqual(['good']);
+    expect(following.notices).toContain(`${file}: 1 event(s) not stored (tools[0])`);
+    expect(following.tailer.totals()).toMatchObject({ accepted: 1, rejected: 1 });
   });
 });
