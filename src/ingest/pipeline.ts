@@ -5,7 +5,7 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, EventRejection, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import type { BatchCounts, EventRejection, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';

@@ -16,7 +16,7 @@ import { isMessageMarker } from '../../core/prefix.js';
 import { COMPACT_AGENT, compareTurns, evaluateOrdered, MAIN_AGENT, type Compaction, type StreamEvaluation } from '../../core/stream.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { BatchCounts, ExternalBreak, ObservedTurn, EventRejection, TailCheckpoint, TokenPoint } from '../store.js';
+import type { BatchCounts, EventRejection, ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
 import { TailWriter } from './tail.js';
 import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
