@@ -511,6 +511,13 @@ export const OPTIONS = {
     help: 'Models (model and provider pairs) per project with series of their own in /metrics: the most used, by turns; the others are counted as model="other", provider="other"',
     parse: integer(1, 10_000),
   } satisfies Option<number>,
+  'max-json': {
+    env: 'CACHEBREAK_MAX_JSON',
+    default: DEFAULT_LIMITS.maxJson,
+    valueName: 'N',
+    help: 'Characters of JSON of one free-form field an event stores (diagnostics, params, thinking, toolChoice); more is rejected',
+    parse: integer(256, 16_777_216),
+  } satisfies Option<number>,
   'read-workers': {
     env: 'CACHEBREAK_READ_WORKERS',
     default: 1,
@@ -609,12 +616,13 @@ export function parseOptions<N extends OptionName>(
   return { values: values as OptionValues<N>, positionals, help };
 }
 
-export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max-tools' | 'max-attributes'>): Limits {
+export function limitsOf(values: OptionValues<'max-events' | 'max-string' | 'max-tools' | 'max-attributes' | 'max-json'>): Limits {
   return {
     maxEvents: values['max-events'],
     maxString: values['max-string'],
     maxTools: values['max-tools'],
     maxAttributes: values['max-attributes'],
+    maxJson: values['max-json'],
   };
 }
 

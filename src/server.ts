@@ -183,7 +183,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     await reevaluateLogged(store, log, 'the database was written under older detection rules');
   }
   const counters = new Counters(options.maxMetricModels);
-  const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT });
+  const limits = options.limits ?? DEFAULT_LIMITS;
+  const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, limits });
   const perSecond = options.rateLimit ?? 100;
   const auth = new Authenticator(store, {
     openProject: options.project,
@@ -204,7 +205,6 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     pipeline.subscribe(breakExport.emit);
   }
   const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
-  const limits = options.limits ?? DEFAULT_LIMITS;
   // Read routes go to reader threads; writes, key checks and retention stay here.
   const readWorkers = options.readWorkers ?? 1;
   let readers: ReaderPool | undefined;

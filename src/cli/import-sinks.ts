@@ -68,15 +68,21 @@ export function databaseSink(path: string, project: string, detection: Detection
         throw error;
       }
       const events: CacheEvent[] = [];
+      /** The line of each event. */
+      const lines: number[] = [];
       const rejected: LineRejection[] = [];
       decoded.forEach((value, i) => {
         const line = batch[i]!.line;
         const converted = value.ok ? toCacheEvent(value.value) : { ok: false as const, error: withoutPosition(value.error) };
-        if (converted.ok) events.push(converted.event);
-        else rejected.push({ line, error: converted.error });
+        if (converted.ok) {
+          events.push(converted.event);
+          lines.push(line);
+        } else rejected.push({ line, error: converted.error });
       });
       try {
         const result = await db.ingest(events);
+        for (const r of result.rejected ?? []) rejected.push({ line: lines[r.event]!, error: `${r.field}: ${r.problem}` });
+        rejected.sort((a, b) => a.line - b.line);
         return { accepted: result.accepted, duplicates: result.duplicates, rejected };
       } catch (error) {
         if (error instanceof CachebreakError) throw new ImportStopped(`${error.message}; ${error.hint}`);

@@ -2,6 +2,7 @@
 // over the whole range, reason counts, the tools breaks name most, the worst
 // sessions, and the harness's own reports beside cachebreak's verdicts. This
 // shape is also the --json document.
+import { storedIso } from '../time.js';
 import { BREAK_REASONS, type BreakReason } from '../core/types.js';
 import { harnessAgrees, type Agreement } from '../core/verdicts.js';
 import { agreementOf, harnessReportsOf } from '../store/harness-breaks.js';
@@ -18,8 +19,8 @@ const SESSION_PAGE = 1000;
 export interface ReportSession {
   sessionId: string;
   agents: number;
-  firstSeen: string;
-  lastSeen: string;
+  firstSeen: string | null;
+  lastSeen: string | null;
   turns: number;
   breaks: number;
   cacheRate: number | null;
@@ -62,15 +63,15 @@ export interface Report {
 const NO_TOKENS: TokenTotals = { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 };
 
 function iso(ms: number | undefined): string | null {
-  return ms === undefined ? null : new Date(ms).toISOString();
+  return ms === undefined ? null : storedIso(ms);
 }
 
 function session(s: SessionSummary): ReportSession {
   return {
     sessionId: s.sessionId,
     agents: s.agentIds.length,
-    firstSeen: new Date(s.firstSeen).toISOString(),
-    lastSeen: new Date(s.lastSeen).toISOString(),
+    firstSeen: iso(s.firstSeen),
+    lastSeen: iso(s.lastSeen),
     turns: s.turns,
     breaks: s.breaks,
     cacheRate: s.cacheRate,

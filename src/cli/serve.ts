@@ -2,7 +2,7 @@ import { ConfigError, detectionOf, limitsOf, otelOf, type OptionValues } from '.
 import { startServer, type ServerOptions } from '../server.js';
 import type { Command, Io } from './command.js';
 
-export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-waiting-bytes', 'max-metric-models', 'read-workers'] as const;
+export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers'] as const;
 
 export type ServeOptionName = (typeof SERVE_OPTIONS)[number];
 

@@ -1,5 +1,7 @@
 // How much one request may carry: each limit has a default here, an option in
-// config.ts, and an error that names the option.
+// config.ts, and an error that names the option. `eventProblem` holds every
+// event to them, whichever way it came in and whatever it was built from.
+import type { CacheEvent } from '../core/types.js';
 
 export interface Limits {
   /** Events (or OTLP records) in one request. */
@@ -10,6 +12,8 @@ export interface Limits {
   maxTools: number;
   /** Attributes of one OTLP log record, span or data point. */
   maxAttributes: number;
+  /** Characters of JSON of one stored free-form field (diagnostics, params, thinking, toolChoice). */
+  maxJson: number;
 }
 
 export const DEFAULT_LIMITS: Limits = Object.freeze({
@@ -17,6 +21,7 @@ export const DEFAULT_LIMITS: Limits = Object.freeze({
   maxString: 256,
   maxTools: 2_000,
   maxAttributes: 256,
+  maxJson: 16_384,
 });
 
 /** The option that raises each limit, for error messages. */
@@ -25,6 +30,7 @@ export const LIMIT_OPTIONS: Record<keyof Limits, string> = {
   maxString: '--max-string',
   maxTools: '--max-tools',
   maxAttributes: '--max-attributes',
+  maxJson: '--max-json',
 };
 
 /** Nesting levels a free-form value (raw usage, diagnostics, parameters, raw content) may have. */
@@ -43,4 +49,38 @@ export function nestedDeeper(value: unknown, maxDepth = MAX_DEPTH): boolean {
     level = next;
   }
   return false;
+}
+
+/** Free-form fields that are stored as sent. Raw content (system, toolDefinitions, usage) is hashed or read and dropped. */
+const STORED_JSON = ['diagnostics', 'params', 'thinking', 'toolChoice'] as const;
+
+const IDS = ['requestId', 'sessionId', 'agentId', 'model'] as const;
+
+/**
+ * Why `event` exceeds `limits`, or undefined: ids, names and tools within
+ * --max-string and --max-tools also when they were read from raw tool
+ * definitions, OTLP attributes or a tailed line, and stored free-form JSON
+ * within MAX_DEPTH and --max-json.
+ */
+export function eventProblem(event: CacheEvent, limits: Limits): { field: string; problem: string } | undefined {
+  const tooLong = `longer than ${limits.maxString} characters (${LIMIT_OPTIONS.maxString})`;
+  const fields = event as Partial<Record<(typeof IDS)[number] | (typeof STORED_JSON)[number], unknown>>;
+  for (const field of IDS) {
+    const value = fields[field];
+    if (typeof value === 'string' && value.length > limits.maxString) return { field, problem: tooLong };
+  }
+  if (event.type !== 'usage' && event.tools) {
+    const { tools } = event;
+    if (tools.length > limits.maxTools) return { field: 'tools', problem: `${tools.length} tools; the limit is ${limits.maxTools} (${LIMIT_OPTIONS.maxTools})` };
+    const long = tools.findIndex((tool) => tool.name.length > limits.maxString || tool.schemaHash.length > limits.maxString);
+    if (long >= 0) return { field: `tools[${long}]`, problem: `name or schemaHash ${tooLong}` };
+  }
+  for (const field of STORED_JSON) {
+    const value = fields[field];
+    if (value === undefined) continue;
+    if (nestedDeeper(value)) return { field, problem: `nested more than ${MAX_DEPTH} levels deep` };
+    const size = JSON.stringify(value).length;
+    if (size > limits.maxJson) return { field, problem: `${size} characters of JSON; the limit is ${limits.maxJson} (${LIMIT_OPTIONS.maxJson})` };
+  }
+  return undefined;
 }

@@ -5,11 +5,12 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import type { BatchCounts, EventRejection, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import type { Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 import { LogThrottle } from '../telemetry/throttle.js';
+import { DEFAULT_LIMITS, eventProblem, type Limits } from './limits.js';
 
 export type Receiver = 'http' | 'otlp_http' | 'otlp_grpc' | 'tail' | 'import' | 'demo' | 'proxy';
 
@@ -27,6 +28,8 @@ export interface TailExtras {
 export interface PipelineOptions {
   /** Events waiting to be written, past which new requests are refused (429). */
   queueLimit: number;
+  /** What every event is held to, whichever receiver built it; default DEFAULT_LIMITS. */
+  limits?: Limits;
 }
 
 /** A few seconds of ingest at full speed: enough to absorb bursts, small enough to bound memory. */
@@ -45,6 +48,9 @@ const TOKEN_KINDS = ['uncached_input', 'cache_read', 'cache_write', 'output'] as
 
 /** One transaction takes at most this many events, so that a commit stays short. */
 const GROUP_EVENTS = 20_000;
+
+/** Event times further ahead of this server's clock are stored, and said in the log: the sender's clock is off. */
+const AHEAD_MS = 86_400_000;
 
 /** SQLite result codes that mean "try again later", not "bad input". */
 const RETRYABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|NOMEM)/;
@@ -80,7 +86,9 @@ export class Pipeline {
 
   /**
    * Resolves when the events (and token points, from OTLP metrics) are
-   * durable; rejects with a 429/503 CachebreakError when they cannot be taken.
+   * durable, with the events not stored (over a limit, or refused by the
+   * store) in `rejected`; rejects with a 429/503 CachebreakError when they
+   * cannot be taken.
    */
   ingest(
     project: string,
@@ -89,6 +97,34 @@ export class Pipeline {
     tokenPoints: readonly TokenPoint[] = [],
     extras: TailExtras = {},
   ): Promise<BatchCounts> {
+    const refused: EventRejection[] = [];
+    const kept: CacheEvent[] = [];
+    /** The index in `events` of each kept event. */
+    const indices: number[] = [];
+    events.forEach((event, index) => {
+      const problem = eventProblem(event, this.options.limits ?? DEFAULT_LIMITS);
+      if (problem) refused.push({ event: index, ...problem });
+      else {
+        kept.push(event);
+        indices.push(index);
+      }
+    });
+    if (refused.length === 0) return this.enqueue(project, events, receiver, tokenPoints, extras);
+    this.rejected(project, receiver, refused.length);
+    return this.enqueue(project, kept, receiver, tokenPoints, extras).then((counts) => {
+      const rejected = [...refused, ...(counts.rejected ?? []).map((r) => ({ ...r, event: indices[r.event]! }))].sort((a, b) => a.event - b.event);
+      return { ...counts, rejected };
+    });
+  }
+
+  private enqueue(
+    project: string,
+    events: readonly CacheEvent[],
+    receiver: Receiver,
+    tokenPoints: readonly TokenPoint[],
+    extras: TailExtras,
+  ): Promise<BatchCounts> {
+    this.warnAhead(project, receiver, events);
     const external = extras.externalBreaks ?? [];
     // A checkpoint alone still has to be written.
     const size = events.length + tokenPoints.length + external.length + (extras.checkpoint ? 1 : 0);
@@ -110,6 +146,31 @@ export class Pipeline {
       this.queue.push({ batch, size, receiver, resolve, reject });
       this.queuedEvents += size;
       this.schedule();
+    });
+  }
+
+  /** One line per project and minute when events come with times more than a day ahead. */
+  private warnAhead(project: string, receiver: Receiver, events: readonly CacheEvent[]): void {
+    const bound = Date.now() + AHEAD_MS;
+    let ahead = 0;
+    let first: CacheEvent | undefined;
+    for (const event of events) {
+      const ts = Math.max(event.ts ?? 0, event.type === 'turn' ? (event.endTs ?? 0) : 0);
+      if (ts > bound) {
+        ahead++;
+        first ??= event;
+      }
+    }
+    if (first === undefined) return;
+    const suppressed = this.repeated.admit(`ahead\u0000${project}`);
+    if (suppressed === undefined) return;
+    this.log.warn('event_time_ahead', {
+      project,
+      receiver,
+      events: ahead,
+      requestId: first.requestId,
+      message: "event times more than a day ahead of this server's clock: stored as sent; check the sender's clock",
+      ...(suppressed > 0 ? { suppressed } : {}),
     });
   }
 
@@ -146,11 +207,61 @@ export class Pipeline {
         for (const pending of group) await this.writeGroup([pending]);
         return;
       }
-      this.leave(group[0]!).reject(this.storeError(error));
+      const pending = group[0]!;
+      if (isRetryable(error) || pending.batch.events.length === 0) {
+        this.leave(pending).reject(this.storeError(error));
+        return;
+      }
+      let counts: BatchCounts;
+      try {
+        counts = await this.writeInParts(pending, pending.batch.events, 0, true);
+      } catch (partError) {
+        this.leave(pending).reject(this.storeError(partError));
+        return;
+      }
+      this.leave(pending).resolve(counts);
       return;
     }
     this.announce(result, group);
     group.forEach((pending, i) => this.leave(pending).resolve(result.counts[i]!));
+  }
+
+  /**
+   * A request whose write failed for a reason other than the database being
+   * unavailable: written in halves, down to the single events that fail,
+   * which are reported as rejected; every other event is stored. Its token
+   * points, harness breaks and checkpoint go with its last part.
+   */
+  private async writeInParts(pending: Pending, events: readonly CacheEvent[], offset: number, last: boolean): Promise<BatchCounts> {
+    const { project, tokenPoints, externalBreaks, checkpoint } = pending.batch;
+    const extras = { tokenPoints, externalBreaks, checkpoint };
+    const part: IngestBatch = { project, events };
+    if (last && tokenPoints) part.tokenPoints = tokenPoints;
+    if (last && externalBreaks) part.externalBreaks = externalBreaks;
+    if (last && checkpoint) part.checkpoint = checkpoint;
+    try {
+      const result = await this.store.write([part]);
+      this.announce(result, [{ ...pending, batch: part }]);
+      const counts = result.counts[0]!;
+      return counts.rejected ? { ...counts, rejected: counts.rejected.map((r) => ({ ...r, event: r.event + offset })) } : counts;
+    } catch (error) {
+      if (isRetryable(error)) throw error;
+      if (events.length > 1) {
+        const middle = events.length >> 1;
+        const first = await this.writeInParts(pending, events.slice(0, middle), offset, false);
+        return addCounts(first, await this.writeInParts(pending, events.slice(middle), offset + middle, last));
+      }
+      const event = events[0];
+      if (event === undefined) throw error;
+      const message = (error as Error).message;
+      const suppressed = this.repeated.admit(`not_stored\u0000${project}`);
+      if (suppressed !== undefined) {
+        this.log.error('event_not_stored', { project, receiver: pending.receiver, requestId: event.requestId, message, ...(suppressed > 0 ? { suppressed } : {}) });
+      }
+      this.counters.inc('events', { project, receiver: pending.receiver, outcome: 'rejected' });
+      const rejected = { accepted: 0, duplicates: 0, rejected: [{ event: offset, field: 'event', problem: `could not be stored (${message}); the rest of the request was` }] };
+      return last && hasExtras(extras) ? addCounts(rejected, await this.writeInParts(pending, [], offset + 1, true)) : rejected;
+    }
   }
 
   /** Takes a request's events off the queue before it is answered: a client that sends again at once finds the room. */
@@ -160,8 +271,8 @@ export class Pipeline {
   }
 
   private storeError(error: unknown): unknown {
-    const code = String((error as { code?: unknown }).code ?? '');
-    if (!RETRYABLE.test(code)) return error;
+    if (!isRetryable(error)) return error;
+    const code = String((error as { code?: unknown }).code);
     const suppressed = this.repeated.admit(code);
     if (suppressed !== undefined) this.log.error('store_unavailable', { code, message: (error as Error).message, ...(suppressed > 0 ? { suppressed } : {}) });
     return new CachebreakError(
@@ -178,6 +289,7 @@ export class Pipeline {
       const labels = { project: pending.batch.project, receiver: pending.receiver };
       c.inc('events', { ...labels, outcome: 'accepted' }, result.counts[i]!.accepted);
       c.inc('events', { ...labels, outcome: 'duplicate' }, result.counts[i]!.duplicates);
+      c.inc('events', { ...labels, outcome: 'rejected' }, result.counts[i]!.rejected?.length ?? 0);
       // At 0 until a cut body counts (OTLP), so that a dashboard's increase() sees the first.
       c.expose('bodiesTruncated', { project: pending.batch.project });
     });
@@ -222,4 +334,20 @@ export class Pipeline {
       this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
     }
   }
+}
+
+function isRetryable(error: unknown): boolean {
+  return RETRYABLE.test(String((error as { code?: unknown } | null)?.code ?? ''));
+}
+
+function hasExtras(extras: Pick<IngestBatch, 'tokenPoints' | 'externalBreaks' | 'checkpoint'>): boolean {
+  return (extras.tokenPoints?.length ?? 0) > 0 || (extras.externalBreaks?.length ?? 0) > 0 || extras.checkpoint !== undefined;
+}
+
+function addCounts(a: BatchCounts, b: BatchCounts): BatchCounts {
+  const sum: BatchCounts = { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates };
+  const rejected = [...(a.rejected ?? []), ...(b.rejected ?? [])];
+  if (rejected.length > 0) sum.rejected = rejected;
+  if (a.externalBreaks !== undefined || b.externalBreaks !== undefined) sum.externalBreaks = (a.externalBreaks ?? 0) + (b.externalBreaks ?? 0);
+  return sum;
 }

@@ -89,9 +89,19 @@ export interface IngestBatch {
   checkpoint?: TailCheckpoint;
 }
 
+/** An event not stored (over a limit, or refused by the store); the rest of its batch was stored. */
+export interface EventRejection {
+  /** Its index in the batch's events. */
+  event: number;
+  field: string;
+  problem: string;
+}
+
 export interface BatchCounts {
   accepted: number;
   duplicates: number;
+  /** Events refused while storing (a request id of another session, a write that failed for that event alone). */
+  rejected?: EventRejection[];
   /** Harness-reported breaks newly stored (the others were known); absent when the batch had none. */
   externalBreaks?: number;
 }

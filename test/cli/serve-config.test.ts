@@ -84,6 +84,7 @@ const ROWS: Row[] = [
   { option: 'max-string', env: 'CACHEBREAK_MAX_STRING', envValue: '100', fromEnv: 100, flag: ['--max-string', '200'], fromFlag: 200 },
   { option: 'max-tools', env: 'CACHEBREAK_MAX_TOOLS', envValue: '5', fromEnv: 5, flag: ['--max-tools', '6'], fromFlag: 6 },
   { option: 'max-attributes', env: 'CACHEBREAK_MAX_ATTRIBUTES', envValue: '7', fromEnv: 7, flag: ['--max-attributes', '8'], fromFlag: 8 },
+  { option: 'max-json', env: 'CACHEBREAK_MAX_JSON', envValue: '1000', fromEnv: 1000, flag: ['--max-json', '2000'], fromFlag: 2000 },
   { option: 'max-waiting-bytes', env: 'CACHEBREAK_MAX_WAITING_BYTES', envValue: '8MiB', fromEnv: 8 * 1024 ** 2, flag: ['--max-waiting-bytes', '500KB'], fromFlag: 500_000 },
   { option: 'max-metric-models', env: 'CACHEBREAK_MAX_METRIC_MODELS', envValue: '9', fromEnv: 9, flag: ['--max-metric-models', '10'], fromFlag: 10 },
   { option: 'read-workers', env: 'CACHEBREAK_READ_WORKERS', envValue: '0', fromEnv: 0, flag: ['--read-workers', '3'], fromFlag: 3 },

@@ -28,6 +28,10 @@ export class Random {
 const INTERESTING = [
   '', '-1', '0', '1e308', '-0', 'NaN', '9007199254740993', '1.5', 'null', 'true', '[]', '{}', '"\\u0000"',
   `"${'x'.repeat(300)}"`, `${'['.repeat(64)}${']'.repeat(64)}`, '"2026-02-31T00:00:00Z"', '"\\ud800"', '{"__proto__":{"x":1}}',
+  // Times: epoch seconds, the last millisecond a JS Date holds and one past it, and a year beyond 2100.
+  '1796032800', '8640000000000000', '8640000000000001', '"9999-12-31T23:59:59Z"',
+  // A free-form value past --max-json.
+  `{"x":"${'y'.repeat(20_000)}"}`,
 ];
 
 function mutateBytes(input: Buffer, random: Random): Buffer {

@@ -30,6 +30,8 @@ export interface FuzzTarget {
   corpus: Buffer[];
   /** Whether inputs are JSON text (enables structural mutations). */
   json: boolean;
+  /** Inputs per CI run, when fewer than the decoders' (a target that stores and reads back is slower). */
+  ciInputs?: number;
   /** Throws (or rejects) only when the decoder misbehaves. */
   run(input: Buffer): void | Promise<void>;
 }
@@ -106,6 +108,7 @@ function eventCorpus(): Record<string, unknown>[] {
       events.push({ type: 'usage', requestId: `u_${provider}_${file}`, sessionId: 's', ts: 1796032800000, provider, usage: fixture.raw });
     }
   }
+  events.push(...freeFormCorpus());
   for (const name of REQUEST_FIXTURES) {
     const body = loadRequest(name);
     events.push({
@@ -115,6 +118,36 @@ function eventCorpus(): Record<string, unknown>[] {
     });
   }
   return events;
+}
+
+/**
+ * Free-form fields (diagnostics, params, thinking, toolChoice, raw tool
+ * definitions of every shape, an MCP server_label among them), times at the
+ * edges of what events may have and past them (epoch seconds, beyond a JS
+ * Date), and a request id that two sessions claim.
+ */
+function freeFormCorpus(): Record<string, unknown>[] {
+  const base = { type: 'turn', sessionId: 's', model: 'claude-sonnet-4-5', provider: 'anthropic', uncachedInputTokens: 10, cacheReadInputTokens: 2_000 };
+  return [
+    {
+      ...base, requestId: 'f1', ts: '2000-01-01T00:00:00Z', endTs: 946684801000,
+      diagnostics: { cache_miss_reason: { type: 'tools_changed', tools: ['a', 'b'] } },
+      params: { temperature: 0.7, speed: 'fast', nested: { a: [1, 2, { b: null }] } },
+      thinking: { type: 'enabled', budget_tokens: 8000 },
+      toolChoice: { type: 'tool', name: 'read_file' },
+      toolDefinitions: [
+        { name: 'read_file', input_schema: { type: 'object', properties: { path: { type: 'string' } } }, cache_control: { type: 'ephemeral', ttl: '1h' } },
+        { type: 'function', function: { name: 'shell', parameters: {} } },
+        { type: 'mcp', server_label: 'github', server_url: 'https://example.com/mcp' },
+        { type: 'web_search' },
+        { functionDeclarations: [{ name: 'lookup', parameters: {} }] },
+      ],
+    },
+    { ...base, requestId: 'f2', ts: 4_102_444_799_999, toolChoice: 'auto', diagnostics: 'miss' },
+    { ...base, requestId: 'f3', ts: 1_796_032_800 },
+    { ...base, requestId: 'f4', ts: 8_640_000_000_000_001, endTs: 9_007_199_254_740_991 },
+    { ...base, requestId: 'f1', sessionId: 'other', ts: 1_796_032_800_000 },
+  ];
 }
 
 /** Telemetry outfiles written by the harnesses' own exporters (test/fixtures/otel-file/). */
@@ -198,6 +231,54 @@ function externalBreaksTarget(): FuzzTarget {
   };
 }
 
+/**
+ * POST /v1/events through to the store, then the reads, in the real app on an
+ * in-memory database: whatever the events hold, the answer accounts for each
+ * (accepted, duplicate or rejected with its field) or is a clear 4xx, and no
+ * read fails afterwards. A 5xx anywhere is a failure.
+ */
+function eventsStoreTarget(events: Record<string, unknown>[]): FuzzTarget {
+  let current: { app: ReturnType<typeof buildApp>; store: SqliteStore } | undefined;
+  let runs = 0;
+  const appOf = () => {
+    // A new database now and then: what the fuzzer stores would otherwise pile up.
+    if (current && runs % 2_000 !== 0) return current.app;
+    void current?.store.close();
+    const store = new SqliteStore(':memory:', SERVICE_DETECTION);
+    const counters = new Counters();
+    const log = createLogger(() => {});
+    const pipeline = new Pipeline(store, counters, log);
+    const auth = new Authenticator(store, { openProject: 'default', openWithoutKeys: true, rateLimit: { perSecond: 1e9, burst: 1e9 }, now: Date.now });
+    current = { store, app: buildApp({ store, pipeline, counters, log, bodyLimit: 1024 * 1024, auth, limits: DEFAULT_LIMITS, now: Date.now }) };
+    return current.app;
+  };
+  const answer = async (path: string, init?: RequestInit) => {
+    const response = await appOf().request(path, init);
+    const text = await response.text();
+    if (response.status >= 500) throw new UnclearRejection(`${path}: ${response.status}: ${text.slice(0, 200)}`);
+    return { status: response.status, text };
+  };
+  return {
+    name: 'events-store',
+    ciInputs: 500,
+    corpus: [Buffer.from(JSON.stringify(events)), ...events.map((e) => Buffer.from(JSON.stringify([e, { ...e, requestId: `${String(e.requestId)}-2` }])))],
+    json: true,
+    async run(input) {
+      runs++;
+      const reply = await answer('/v1/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: new Uint8Array(input) });
+      if (reply.status === 200) {
+        const sent = decodeEvents(input, 'application/json').length;
+        const { accepted, duplicates, rejected } = JSON.parse(reply.text) as { accepted: number; duplicates: number; rejected: { field: string; error: string }[] };
+        if (accepted + duplicates + rejected.length !== sent) {
+          throw new UnclearRejection(`200 for ${sent} events, but ${accepted} accepted + ${duplicates} duplicates + ${rejected.length} rejected`);
+        }
+        for (const r of rejected) expectNamed(r.field, r.error);
+      } else if (!JSON.parse(reply.text)?.error?.hint) throw new UnclearRejection(`${reply.status}: ${reply.text.slice(0, 200)}`);
+      for (const path of ['/v1/sessions?limit=1000', '/v1/breaks?limit=1000', '/v1/sessions/s/turns', '/v1/stats']) await answer(path);
+    },
+  };
+}
+
 export async function targets(): Promise<FuzzTarget[]> {
   const events = eventCorpus();
   const corpus = await otlpCorpus();
@@ -231,6 +312,7 @@ export async function targets(): Promise<FuzzTarget[]> {
       run: (input) => decodeAll(input, 'application/x-ndjson'),
     },
     externalBreaksTarget(),
+    eventsStoreTarget(events),
   ];
 }
 

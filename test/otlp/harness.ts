@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { OtelSettings } from '../../src/config.js';
+import type { Limits } from '../../src/ingest/limits.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers.js';
@@ -33,7 +34,7 @@ export interface TestServer extends RunningServer {
   stderr: string[];
 }
 
-export async function startOtlpServer(options: { bodyLimit?: number; otel?: OtelSettings; db?: string; rateLimit?: number } = {}): Promise<TestServer> {
+export async function startOtlpServer(options: { bodyLimit?: number; otel?: OtelSettings; db?: string; rateLimit?: number; limits?: Limits } = {}): Promise<TestServer> {
   const stderr: string[] = [];
   const server = await startServer(
     {
@@ -47,6 +48,7 @@ export async function startOtlpServer(options: { bodyLimit?: number; otel?: Otel
       project: 'default',
       otel: options.otel,
       ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}),
+      ...(options.limits !== undefined ? { limits: options.limits } : {}),
     },
     (line) => stderr.push(line),
   );

@@ -11,6 +11,7 @@ import { detectFormat } from '../../src/ingest/tail/formats/index.js';
 import { ndjsonDecoder } from '../../src/ingest/tail/formats/ndjson.js';
 import { qwenDebugDecoder } from '../../src/ingest/tail/formats/qwen-debug.js';
 import { claudeDebugLog, turns } from './workload.js';
+import { T0 } from '../e2e/events.js';
 
 function decodeLines(decoder: Decoder, text: string) {
   const out = emptyDecoded();
@@ -109,13 +110,13 @@ describe('NDJSON events', () => {
 
   it('go back to the ingest contract unchanged (what tail --server posts)', () => {
     const events = decodeLines(ndjsonDecoder(), turns('s', 5).text.trimEnd()).events;
-    const usage = toCacheEvent({ type: 'usage', requestId: 'u1', provider: 'openai', ts: 5, usage: { prompt_tokens: 10, completion_tokens: 2 } });
-    const snapshot = toCacheEvent({ type: 'snapshot', requestId: 'u1', sessionId: 's', ts: 1, model: 'm', system: 'hello', cacheControl: { ttl: '1h' }, expectMiss: 'compaction' });
+    const usage = toCacheEvent({ type: 'usage', requestId: 'u1', provider: 'openai', ts: T0 + 5, usage: { prompt_tokens: 10, completion_tokens: 2 } });
+    const snapshot = toCacheEvent({ type: 'snapshot', requestId: 'u1', sessionId: 's', ts: T0 + 1, model: 'm', system: 'hello', cacheControl: { ttl: '1h' }, expectMiss: 'compaction' });
     // Automatic caching: a read and no write field must not come back as explicit caching (a written 0).
     const automatic = toCacheEvent({ type: 'usage', requestId: 'u2', provider: 'openai', ttftMs: 850, usage: { prompt_tokens: 5000, prompt_tokens_details: { cached_tokens: 4096 } } });
-    const turn = toCacheEvent({ type: 'turn', requestId: 'u3', sessionId: 's', ts: 1, endTs: 9, ttftMs: 2, provider: 'anthropic', model: 'm', usage: { input_tokens: 3, cache_read_input_tokens: 4096 } });
+    const turn = toCacheEvent({ type: 'turn', requestId: 'u3', sessionId: 's', ts: T0 + 1, endTs: T0 + 9, ttftMs: 2, provider: 'anthropic', model: 'm', usage: { input_tokens: 3, cache_read_input_tokens: 4096 } });
     // A snapshot of a body cut short keeps saying so.
-    const cut = toCacheEvent({ type: 'snapshot', requestId: 'u4', sessionId: 's', ts: 1, model: 'm', tools: [{ name: 'a', schemaHash: 'h' }], partial: 'tools' });
+    const cut = toCacheEvent({ type: 'snapshot', requestId: 'u4', sessionId: 's', ts: T0 + 1, model: 'm', tools: [{ name: 'a', schemaHash: 'h' }], partial: 'tools' });
     const converted = [usage, snapshot, automatic, turn, cut].map((c) => (c.ok ? c.event : undefined));
     expect(converted).not.toContain(undefined);
     for (const event of [...events, ...converted]) {

@@ -7,6 +7,7 @@ import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
 import { plainlyValid } from './plain.js';
 import { DEFAULT_LIMITS, LIMIT_OPTIONS, MAX_DEPTH, nestedDeeper, type Limits } from '../limits.js';
+import { timeProblem } from '../../time.js';
 import { EVENT_SCHEMAS, eventSchemas, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
 
 export interface Rejection {
@@ -53,6 +54,14 @@ function firstIssue(error: z.ZodError, limits: Limits): Invalid {
 
 export function toMs(ts: number | string): number {
   return typeof ts === 'number' ? ts : Date.parse(ts);
+}
+
+/** A time field in epoch ms, refused outside the times events can have (no later read can render it). */
+function timeOf(field: string, ts: number | string): number {
+  const ms = toMs(ts);
+  const problem = timeProblem(ms);
+  if (problem !== undefined) throw new Invalid(field, `${problem}, got ${JSON.stringify(ts)}`);
+  return ms;
 }
 
 function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
@@ -160,7 +169,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         requestId: input.requestId,
         sessionId: input.sessionId,
         agentId: input.agentId ?? 'main',
-        ts: toMs(input.ts),
+        ts: timeOf('ts', input.ts),
         ...(input.provider !== undefined ? { provider: input.provider } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
         ...snapshotContent(input),
@@ -173,7 +182,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
       if (input.ttftMs !== undefined) event.ttftMs = input.ttftMs;
       if (input.sessionId !== undefined) event.sessionId = input.sessionId;
       if (input.agentId !== undefined) event.agentId = input.agentId;
-      if (input.ts !== undefined) event.ts = toMs(input.ts);
+      if (input.ts !== undefined) event.ts = timeOf('ts', input.ts);
       if (input.model !== undefined) event.model = input.model;
       if (input.diagnostics !== undefined) event.diagnostics = input.diagnostics;
       return event;
@@ -185,10 +194,10 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         requestId: input.requestId,
         sessionId: input.sessionId,
         agentId: input.agentId ?? 'main',
-        ts: toMs(input.ts),
+        ts: timeOf('ts', input.ts),
         ...(input.provider !== undefined ? { provider: input.provider } : {}),
         usage: usageOf(input),
-        ...(input.endTs !== undefined ? { endTs: toMs(input.endTs) } : {}),
+        ...(input.endTs !== undefined ? { endTs: timeOf('endTs', input.endTs) } : {}),
         ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
         ...(input.diagnostics !== undefined ? { diagnostics: input.diagnostics } : {}),

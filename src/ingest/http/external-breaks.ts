@@ -11,6 +11,7 @@ import { tooManyEvents } from './route.js';
 import { toMs, type Rejection } from './events.js';
 import { timestamp } from './schema.js';
 import { jsonProblem } from '../json-problem.js';
+import { timeProblem } from '../../time.js';
 
 const count = z.number().int().nonnegative().nullable().optional();
 const label = z.string().min(1).max(256);
@@ -69,7 +70,9 @@ export function registerExternalBreakIngest(app: Hono<AppEnv>, deps: AppDeps): v
     list.forEach((value, index) => {
       const parsed = externalBreakInput.safeParse(value);
       if (parsed.success) {
-        breaks.push(toExternalBreak(parsed.data));
+        const problem = timeProblem(toMs(parsed.data.ts));
+        if (problem === undefined) breaks.push(toExternalBreak(parsed.data));
+        else rejected.push({ index, field: 'ts', error: `breaks[${index}].ts: ${problem}, got ${JSON.stringify(parsed.data.ts)}` });
         return;
       }
       const issue = parsed.error.issues[0]!;

@@ -32,6 +32,8 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
     const values = decodeEvents(await readBody(c.req.raw, c.var.body), type);
     if (values.length > deps.limits.maxEvents) throw tooManyEvents(values.length, deps.limits.maxEvents);
     const events: CacheEvent[] = [];
+    /** The request index of each event. */
+    const indices: number[] = [];
     const rejected: Rejection[] = [];
     values.forEach((decoded, index) => {
       if (!decoded.ok) {
@@ -39,11 +41,18 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
         return;
       }
       const converted = toCacheEvent(decoded.value, deps.limits);
-      if (converted.ok) events.push(converted.event);
-      else rejected.push({ index, field: converted.field, error: `events[${index}].${converted.error}` });
+      if (converted.ok) {
+        events.push(converted.event);
+        indices.push(index);
+      } else rejected.push({ index, field: converted.field, error: `events[${index}].${converted.error}` });
     });
     deps.pipeline.rejected(c.var.project, 'http', rejected.length);
     const result = await deps.pipeline.ingest(c.var.project, events, 'http');
+    for (const { event, field, problem } of result.rejected ?? []) {
+      const index = indices[event]!;
+      rejected.push({ index, field, error: `events[${index}]${field === 'event' ? '' : `.${field}`}: ${problem}` });
+    }
+    rejected.sort((a, b) => a.index - b.index);
     return c.json({ accepted: result.accepted, duplicates: result.duplicates, rejected });
   });
 

@@ -55,7 +55,8 @@ export class OtlpReceiver {
     this.countIgnored(project, signal, mapped.ignored);
     this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
     try {
-      await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
+      const counts = await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
+      for (const r of counts.rejected ?? []) mapped.rejected.push({ record: mapped.origins[r.event]!, error: `${r.field}: ${r.problem}` });
     } catch (error) {
       // Not stored (429, 503): the retry of this request must be able to join again.
       unjoin();

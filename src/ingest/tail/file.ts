@@ -388,6 +388,9 @@ export class FileTail {
         this.stats.accepted += counts.accepted;
         this.stats.duplicates += counts.duplicates;
         this.stats.externalBreaks += counts.externalBreaks ?? 0;
+        this.stats.rejected += counts.rejected?.length ?? 0;
+        // Their messages quote ids; only the field is said, as for rejected lines.
+        if (counts.rejected) this.hooks.notice(`${this.path}: ${counts.rejected.length} event(s) not stored (${[...new Set(counts.rejected.map((r) => r.field))].join(', ')})`);
         this.dirty = false;
         this.lastWriteAt = this.options.now();
         return;

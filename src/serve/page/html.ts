@@ -1,5 +1,6 @@
 // HTML building for the built-in page: every interpolated value escaped,
 // numbers formatted the way people read them.
+import { storedIso } from '../../time.js';
 
 export function escape(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -35,4 +36,4 @@ export function cost(amount: number | null, unpriced = 0): string {
   if (amount === null) return unpriced > 0 ? `unknown (${count(unpriced)} unpriced)` : 'unknown price';
   return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
 }
-export const utc = (ms: number) => `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+export const utc = (ms: number) => `${(storedIso(ms) ?? '(no time)').slice(0, 19).replace('T', ' ')} UTC`;

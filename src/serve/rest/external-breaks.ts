@@ -6,12 +6,13 @@ import type { AppEnv, ReadDeps } from '../../app.js';
 import type { BreakRecord } from '../../core/types.js';
 import { breaksJoinedTo } from '../../store/harness-breaks.js';
 import type { ExternalBreak } from '../../store/store.js';
+import { storedIso } from '../../time.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
 
 function wireExternalBreak(record: ExternalBreak, joined: BreakRecord | undefined) {
   return {
     ...record,
-    ts: new Date(record.ts).toISOString(),
+    ts: storedIso(record.ts),
     joined: joined === undefined ? null : { sessionId: joined.sessionId, agentId: joined.agentId, requestId: joined.requestId, reason: joined.reason },
   };
 }

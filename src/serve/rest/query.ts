@@ -5,7 +5,7 @@ import type { Context } from 'hono';
 import { CachebreakError } from '../../errors.js';
 import type { Filters, PageQuery, TimeRange } from '../../store/store.js';
 import { parseDuration } from '../../core/duration.js';
-import { parseTime, TIME_FORMS } from '../../time.js';
+import { parseTime, QUERY_TIMES, TIME_FORMS, timeProblem } from '../../time.js';
 
 function badParameter(name: string, problem: string, hint: string): CachebreakError {
   return new CachebreakError('bad_request', `${name}: ${problem}`, hint);
@@ -18,6 +18,8 @@ export function timeParam(raw: string | undefined, name: string): number | undef
   if (ms === undefined) {
     throw badParameter(name, `expected ${TIME_FORMS}, got "${raw.slice(0, 40)}"`, `e.g. ${name}=2026-11-30T00:00:00Z or ${name}=1796000000000`);
   }
+  const problem = timeProblem(ms, QUERY_TIMES);
+  if (problem !== undefined) throw badParameter(name, `${problem}, got "${raw.slice(0, 40)}"`, 'leave it out for no bound');
   return ms;
 }
 

@@ -1,10 +1,10 @@
-// Times leave the REST API as RFC 3339 strings; everything else as stored.
+// Times leave the REST API as RFC 3339 strings (null for a stored value that is
+// no time); everything else as stored.
 import type { BreakRecord } from '../../core/types.js';
 import type { SessionSummary, StatsRow, TurnView } from '../../store/store.js';
+import { storedIso as iso } from '../../time.js';
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-export type WireBreak = Omit<BreakRecord, 'ts'> & { ts: string };
+export type WireBreak = Omit<BreakRecord, 'ts'> & { ts: string | null };
 
 export function wireBreak(record: BreakRecord): WireBreak {
   return { ...record, ts: iso(record.ts) };

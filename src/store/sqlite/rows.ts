@@ -64,6 +64,15 @@ export function decodeMessageHashes(blob: Buffer): string[] {
   return hashes;
 }
 
+/** Stored JSON, or undefined when the stored text is not JSON (a row written by something else): one bad row never fails a read. */
+export function storedJson<T>(text: string): T | undefined {
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
   const parts: TurnParts = { requestId: row.request_id };
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
@@ -71,7 +80,8 @@ export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
     const stored = dictionary.prefixOf(row.prefix_id);
     const prefix = row.message_hashes || row.message_markers ? { ...stored } : stored;
     if (row.message_hashes) prefix.messageHashes = decodeMessageHashes(row.message_hashes);
-    if (row.message_markers) prefix.markers = [...(stored.markers ?? []), ...(JSON.parse(row.message_markers) as string[])];
+    const markers = row.message_markers ? storedJson<string[]>(row.message_markers) : undefined;
+    if (Array.isArray(markers)) prefix.markers = [...(stored.markers ?? []), ...markers];
     parts.snapshot = {
       ts: row.ts,
       sessionId: stream.sessionId,
@@ -107,7 +117,8 @@ export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
     }
     const model = dictionary.labelValue(row.usage_model_id);
     if (model !== undefined) usage.model = model;
-    if (row.diagnostics !== null) usage.diagnostics = JSON.parse(row.diagnostics);
+    const diagnostics = row.diagnostics === null ? undefined : storedJson(row.diagnostics);
+    if (diagnostics !== undefined) usage.diagnostics = diagnostics;
     parts.usage = usage;
   }
   return parts;

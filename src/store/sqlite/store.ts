@@ -39,7 +39,7 @@ import {
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
-import { rowToParts, turnColumns, type TurnRow } from './rows.js';
+import { rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
@@ -203,7 +203,7 @@ export class SqliteStore implements Store {
       .orderBy(desc(b.ts), desc(b.turnId))
       .limit(page.limit + 1)
       .all();
-    const items = rows.slice(0, page.limit).map((r) => JSON.parse(r.record) as BreakRecord);
+    const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
     const last = rows[page.limit - 1];
     return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.turnId]) : null };
   }
@@ -471,7 +471,7 @@ export class SqliteStore implements Store {
         : null,
       expectMiss: turn.expectMiss ?? null,
       ...placed.get(turn.requestId)!,
-      break: row.record === null ? null : (JSON.parse(row.record) as BreakRecord),
+      break: row.record === null ? null : (storedJson<BreakRecord>(row.record) ?? null),
     }));
   }
 

@@ -16,7 +16,7 @@ import { isMessageMarker } from '../../core/prefix.js';
 import { COMPACT_AGENT, compareTurns, evaluateOrdered, MAIN_AGENT, type Compaction, type StreamEvaluation } from '../../core/stream.js';
 import { TURN_STATES, type BreakRecord, type CacheEvent, type Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
+import type { BatchCounts, EventRejection, ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
 import { TailWriter } from './tail.js';
 import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
@@ -27,6 +27,7 @@ import {
   MISS,
   rowToParts,
   stateIndex,
+  storedJson,
   storedMessageHashes,
   turnColumns,
   type Contribution,
@@ -49,7 +50,7 @@ export interface WriterBatch {
 
 /** What one write did: counts per batch, and what changed for logs and counters. */
 export interface WriterOutcome {
-  counts: { accepted: number; duplicates: number; externalBreaks?: number }[];
+  counts: BatchCounts[];
   breaks: { projectId: number; record: BreakRecord }[];
   revisedBreaks: { projectId: number; record: BreakRecord }[];
   /** Breaks a late event (or new rules) showed were none. */
@@ -299,17 +300,24 @@ export class Writer {
   }
 
   /** Step 1: every event of a batch joined into its turn, in memory; returns the batch's counts. */
-  private stage(batch: WriterBatch, staged: Map<string, Staged>) {
+  private stage(batch: WriterBatch, staged: Map<string, Staged>): BatchCounts {
     const { projectId } = batch;
     let accepted = 0;
     let duplicates = 0;
-    for (const event of batch.events) {
+    const rejected: EventRejection[] = [];
+    for (const [index, event] of batch.events.entries()) {
       const key = `${projectId}\u0000${event.requestId}`;
       let s = staged.get(key);
       if (!s) {
         const row = this.statements.find.get(ridOf(event.requestId), projectId, event.requestId);
         const parts = row ? rowToParts(row, this.dictionary) : { requestId: event.requestId };
         s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
+      }
+      // A request id is unique within a project (SPEC §1): one of another session is a conflict, never an overwrite.
+      const session = s.parts.snapshot?.sessionId ?? s.parts.usage?.sessionId;
+      if (event.sessionId !== undefined && session !== undefined && event.sessionId !== session) {
+        rejected.push({ event: index, field: 'requestId', problem: `already names a turn of session "${session}", not "${event.sessionId}": request ids must be unique within a project` });
+        continue;
       }
       const { parts, duplicate } = mergeEvent(s.parts, event);
       if (duplicate) {
@@ -329,7 +337,7 @@ export class Writer {
       s.turn = s.streamId === null ? undefined : toTurn(parts);
       staged.set(key, s);
     }
-    return { accepted, duplicates };
+    return rejected.length > 0 ? { accepted, duplicates, rejected } : { accepted, duplicates };
   }
 
   /**
@@ -527,7 +535,7 @@ export class Writer {
   private storedBreak(row: TurnRow): BreakRecord | null {
     if (row.state !== MISS) return null;
     const stored = this.statements.breakOf.get(row.id);
-    return stored ? (JSON.parse(stored.record) as BreakRecord) : null;
+    return stored ? (storedJson<BreakRecord>(stored.record) ?? null) : null;
   }
 
   private contributionOfRow(row: TurnRow, projectId: number): Contribution | null {

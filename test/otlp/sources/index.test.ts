@@ -59,6 +59,7 @@ describe('mapTelemetry', () => {
     });
     expect(result).toEqual({
       events: [],
+      origins: [],
       tokenPoints: [],
       ignored: { unknown_event: 3, no_usage: 1, unknown_metric: 1 },
       rejected: [],

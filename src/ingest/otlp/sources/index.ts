@@ -29,6 +29,8 @@ export const SOURCES: readonly Source[] = [native, claudeCode, qwenCode, geminiC
 
 export interface Mapped {
   events: CacheEvent[];
+  /** The record each event came from (`logs[3] (native)`), to name it when the store rejects the event. */
+  origins: string[];
   /** From token-usage metrics; they create no turns. */
   tokenPoints: TokenPoint[];
   /** Records nothing uses, by reason; the caller knows the signal (an OTLP request carries one). */
@@ -59,7 +61,10 @@ function mapEach<R>(
       }
       if (outcome === undefined) count(out, UNCLAIMED[signal]);
       else if ('ignored' in outcome) count(out, outcome.ignored);
-      else if ('events' in outcome) out.events.push(...outcome.events);
+      else if ('events' in outcome) {
+        out.events.push(...outcome.events);
+        for (let i = 0; i < outcome.events.length; i++) out.origins.push(`${signal}[${index}] (${current.name})`);
+      }
       else out.tokenPoints.push(...outcome.tokenPoints);
     } catch (error) {
       if (!(error instanceof MappingError)) throw error;
@@ -73,7 +78,7 @@ function count(out: Mapped, reason: string): void {
 }
 
 export function mapTelemetry(telemetry: Telemetry, context: MappingContext): Mapped {
-  const out: Mapped = { events: [], tokenPoints: [], ignored: {}, rejected: [] };
+  const out: Mapped = { events: [], origins: [], tokenPoints: [], ignored: {}, rejected: [] };
   mapEach('logs', telemetry.logs, (source, record) => source.log?.(record, context), out);
   mapEach('spans', telemetry.spans, (source, span) => source.span?.(span, context), out);
   mapEach('points', telemetry.points, (source, point) => source.point?.(point, context), out);

@@ -10,6 +10,9 @@ import type { TokenPoint } from '../../../store/store.js';
 import type { Attributes, MetricPoint } from '../records.js';
 import { firstText, serviceName, text } from './attributes.js';
 import { ignored, MappingError, type Outcome, type Source } from './source.js';
+import type { MappingContext } from './context.js';
+import { LIMIT_OPTIONS } from '../../limits.js';
+import { timeProblem } from '../../../time.js';
 
 interface TokenMetric {
   source: string;
@@ -72,7 +75,7 @@ function seriesOf(point: MetricPoint): string {
   return hashValue([resourceHash(point.resource), point.scope.name, point.scope.version, point.metric, point.temporality, point.attributes]);
 }
 
-function tokenPoint(point: MetricPoint): Outcome | undefined {
+function tokenPoint(point: MetricPoint, context: MappingContext): Outcome | undefined {
   const metric = METRICS[point.metric];
   if (metric === undefined) return undefined;
   if (point.metric === 'gen_ai.client.token.usage' && OWN_COUNTER.has(serviceName(point) ?? point.scope.name)) {
@@ -87,12 +90,17 @@ function tokenPoint(point: MetricPoint): Outcome | undefined {
   if (!Number.isFinite(point.value) || point.value < 0) {
     throw new MappingError(`${point.metric}: expected a non-negative token count, got ${point.value}`);
   }
+  const model = firstText(point.attributes, ['model', 'gen_ai.response.model', 'gen_ai.request.model']) ?? '';
+  const { maxString } = context.limits;
+  if (model.length > maxString) throw new MappingError(`${point.metric}: model longer than ${maxString} characters (${LIMIT_OPTIONS.maxString})`);
+  const outside = timeProblem(point.timeMs);
+  if (outside !== undefined) throw new MappingError(`${point.metric}: time ${outside}`);
   return {
     tokenPoints: [
       {
         series: seriesOf(point),
         source: metric.source,
-        model: firstText(point.attributes, ['model', 'gen_ai.response.model', 'gen_ai.request.model']) ?? '',
+        model,
         kind,
         temporality: point.temporality,
         startMs: Math.floor(point.startMs),

@@ -8,6 +8,7 @@
 import { basename, extname } from 'node:path';
 import type { ExternalBreak } from '../../../store/store.js';
 import { claudeAgent } from '../../otlp/sources/claude-code.js';
+import { timeProblem } from '../../../time.js';
 import { unitText, type Decoder, type FileContext } from './decoder.js';
 
 const LINE = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) \[([A-Z]+)\] (.*)$/;
@@ -60,7 +61,10 @@ export function claudeDebugDecoder(file: FileContext): Decoder {
         out.rejected.push({ line, error: 'a [PROMPT CACHE BREAK] line without its [source=…, call #N, cache read: A → B, creation: C] part' });
         return;
       }
-      out.externalBreaks.push({ ...parsed, sessionId, ts: Date.parse(m[1]!), file: file.path, line });
+      const ts = Date.parse(m[1]!);
+      const problem = timeProblem(ts);
+      if (problem !== undefined) out.rejected.push({ line, error: `the line's time: ${problem}` });
+      else out.externalBreaks.push({ ...parsed, sessionId, ts, file: file.path, line });
     },
     waiting: () => false,
   };
