@@ -1,5 +1,5 @@
 // Every setting of cachebreak, in one table: its flag, its environment
-// variable, its default and how it is checked. `--help` and the README's
+// variable, its default and how it is checked. `--help` and docs/configuration.md's
 // configuration table are generated from it; nothing reads process.env later.
 import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
@@ -453,7 +453,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_PRINT',
     default: false,
     valueName: '',
-    help: 'Write every detected break to stdout as one logfmt line (SPEC §6), and harness-reported breaks as event=harness_prompt_cache_break',
+    help: 'Write every detected break to stdout as one logfmt line, as on the server log, and harness-reported breaks as event=harness_prompt_cache_break',
     parse: flag,
   } satisfies Option<boolean>,
   tail: {
@@ -739,7 +739,7 @@ export function optionsHelp(names: readonly OptionName[]): string {
   return rows.map(([flag, text]) => `  ${flag!.padEnd(width)}  ${text}`).join('\n');
 }
 
-/** The README's configuration table, as Markdown rows. */
+/** docs/configuration.md's table, as Markdown rows. */
 export function optionsTable(): string {
   const header = '| flag | environment | default | what it does |\n| --- | --- | --- | --- |';
   const rows = (Object.keys(OPTIONS) as OptionName[]).map((name) => {

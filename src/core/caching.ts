@@ -1,7 +1,7 @@
 // SPEC §4.3 and §4.12: how a provider caches. Explicit caching reports what
 // it wrote; automatic caching reports no write, and caches the whole prompt
 // once it reaches the provider's minimum. This table is the one source of
-// the minimums and retention windows; the README's table is generated from it.
+// the minimums and retention windows; docs/how-it-decides.md's table is generated from it.
 import { modelFamily } from './family.js';
 import { resolveProvider, type ProviderName } from './usage.js';
 import type { Usage } from './types.js';

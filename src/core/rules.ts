@@ -1,6 +1,6 @@
 // SPEC §4 in words, one entry per state, reason and cause. Typed by the lists
 // in types.ts, so that a state, reason or cause cannot be added without saying
-// what it means; the README's "How it decides" is generated from here.
+// what it means; docs/how-it-decides.md's tables are generated from here.
 import { LOOKBACK_ENTRIES } from './attribution.js';
 import { DEFAULT_DETECTION } from './options.js';
 import type { BreakCause, BreakReason, TtlSource, TurnState } from './types.js';

@@ -17,7 +17,7 @@ export interface ProviderInfo {
   readonly shape: UsageShape;
 }
 
-/** Where each usage layout keeps its counts (SPEC §3), in Markdown: the README's table, checked against the usage fixtures. */
+/** Where each usage layout keeps its counts (SPEC §3), in Markdown: docs/how-it-decides.md's table, checked against the usage fixtures. */
 export const USAGE_FIELDS: Readonly<Record<UsageShape, { providers: string; total: string; includesCache: boolean; read: string; write: string | null }>> = {
   anthropic: { providers: 'Anthropic', total: '`input_tokens`', includesCache: false, read: '`cache_read_input_tokens`', write: '`cache_creation_input_tokens` (1h share: `cache_creation.ephemeral_1h_input_tokens`)' },
   bedrock: { providers: 'Bedrock', total: '`inputTokens`', includesCache: false, read: '`cacheReadInputTokens`', write: '`cacheWriteInputTokens` (1h share: `cacheDetails`)' },

@@ -2,7 +2,7 @@
 // `keys list`, and in a warning. Open, it still refuses what would let
 // someone else in: a Host header that DNS could have rebound (a web page
 // reading the developer's local cachebreak), and requests that came through
-// a reverse proxy (the README's TLS setup would serve everyone). Revoking the
+// a reverse proxy (the TLS setup of docs/security.md would serve everyone). Revoking the
 // last key keeps a server locked.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';

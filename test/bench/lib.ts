@@ -48,7 +48,7 @@ function cells(r: Row): string[] {
   ];
 }
 
-/** The rows as a Markdown table, for the README. */
+/** The rows as a Markdown table, for docs/performance.md. */
 export function markdownTable(rows: readonly Row[]): string {
   const line = (c: string[]) => `| ${c.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`;
   return [line(HEADER), line(HEADER.map(() => '---')), ...rows.map((r) => line(cells(r)))].join('\n');

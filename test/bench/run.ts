@@ -1,5 +1,5 @@
 // `npm run bench`: prints every figure beside its same-run baseline, writes
-// bench-results.json and regenerates the README's performance section from it.
+// bench-results.json and regenerates docs/performance.md's table from it.
 // The service figures are measured at each size of `--sizes` (default 1M and
 // 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
 // database, and the read figures are measured on that same file.

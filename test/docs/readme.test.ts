@@ -1,14 +1,20 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { USAGE_FIELDS } from '../../src/core/usage.js';
-import { README, render } from './readme.js';
+import { fileUrl, GENERATED, render } from './generated.js';
+import { README } from './readme.js';
+
+describe('docs', () => {
+  it('has its configuration table and API reference generated from the code (run npm run docs)', () => {
+    expect(Object.keys(GENERATED)).toEqual(expect.arrayContaining(['docs/configuration.md', 'docs/api.md', 'docs/performance.md']));
+    for (const file of Object.keys(GENERATED)) {
+      const text = readFileSync(fileUrl(file), 'utf8');
+      expect(text, file).toBe(render(file, text));
+    }
+  });
+});
 
 describe('README', () => {
-  it('has its configuration table and API reference generated from the code (run npm run docs)', () => {
-    const readme = readFileSync(README, 'utf8');
-    expect(readme).toBe(render(readme));
-  });
-
   it('gives exactly two set-up commands, and the test command .ci/run calls', () => {
     const readme = readFileSync(README, 'utf8');
     const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('\n## ', readme.indexOf('## Quick start') + 1));
@@ -18,7 +24,7 @@ describe('README', () => {
   });
 });
 
-describe('README usage table', () => {
+describe('usage table', () => {
   it('names only fields the usage normaliser reads', () => {
     const source = readFileSync(new URL('../../src/core/usage.ts', import.meta.url), 'utf8');
     // The code after the table itself.

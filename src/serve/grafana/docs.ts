@@ -1,4 +1,4 @@
-// The Grafana routes and the built-in page for the API reference (README,
+// The Grafana routes and the built-in page for the API reference (docs/api.md,
 // GET /v1), from the queries' own declarations.
 import type { RouteDoc } from '../rest/docs.js';
 import { QUERIES } from './queries/index.js';

@@ -1,5 +1,5 @@
 // What each read route accepts, declared beside the routes and used for the
-// README's API reference and GET /v1.
+// API reference (docs/api.md) and GET /v1.
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
 
 export interface RouteDoc {
@@ -46,7 +46,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/breaks',
     summary:
-      "Break records (SPEC §6), newest first, each with `harness`: the harness's own report of the same request (joined by session, time and cache figures; a debug log named after its process joins by time and cache figures alone) as {harness, reason (verbatim), verdicts, agrees, ts, sessionId, source, callNumber, file, line}, or null",
+      "Break records (docs/how-it-decides.md#the-break-record), newest first, each with `harness`: the harness's own report of the same request (joined by session, time and cache figures; a debug log named after its process joins by time and cache figures alone) as {harness, reason (verbatim), verdicts, agrees, ts, sessionId, source, callNumber, file, line}, or null",
     params: { ...RANGE, ...FILTERS, ...PAGE },
   },
   {

@@ -6,7 +6,7 @@
 // that are not fields are never read. It claims only records with these three
 // names, so its place among the sources does not matter.
 //
-// Encoding of the structured fields (README, "Point your agent at cachebreak"):
+// Encoding of the structured fields (docs/harnesses/native.md):
 // - tools: an array of maps {name, schemaHash}, or two string arrays of equal
 //   length, tools.names and tools.schemaHashes.
 // - cacheControl, usage, diagnostics, thinking, toolChoice, params: a map, a

@@ -1,0 +1,84 @@
+// The generated sections of docs/: the configuration table from the option
+// table, the decision tables from the rules, the API reference from the route
+// docs, the performance figures from bench-results.json. `npm run docs`
+// rewrites them (`npm run bench` too); readme.test.ts fails when they are stale.
+import { readFileSync } from 'node:fs';
+import { optionsTable } from '../../src/config.js';
+import { AUTOMATIC_CACHING } from '../../src/core/caching.js';
+import { CAUSE_RULES, REASON_RULES, STATE_RULES, TTL_SOURCE_RULES } from '../../src/core/rules.js';
+import { BREAK_REASONS } from '../../src/core/types.js';
+import { USAGE_FIELDS } from '../../src/core/usage.js';
+import { markdownTable, type Results } from '../bench/lib.js';
+import { apiReference } from './api-reference.js';
+
+const RESULTS = new URL('../../bench-results.json', import.meta.url);
+
+function performance(): string {
+  const r = JSON.parse(readFileSync(RESULTS, 'utf8')) as Results;
+  const m = r.machine;
+  const sizes = r.sizes.map((n) => `${(n / 1e6).toLocaleString('en-US')}M`).join(' and ');
+  return [
+    `Measured by \`npm run bench\` on ${r.date.slice(0, 10)}, commit \`${r.commit}\`: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}; service figures at ${sizes} turns.`,
+    '',
+    markdownTable(r.rows),
+  ].join('\n');
+}
+
+/** The turn states, break reasons and causes, from src/core/rules.ts. */
+function rules(): string {
+  return [
+    '| state (first that applies) | when |',
+    '| --- | --- |',
+    ...STATE_RULES.map(([state, text]) => `| \`${state}\` | ${text} |`),
+    '',
+    '| reason, in prefix order | change | position |',
+    '| --- | --- | --- |',
+    ...BREAK_REASONS.map((reason) => `| \`${reason}\` | ${REASON_RULES[reason].change} | ${REASON_RULES[reason].position} |`),
+    '',
+    '`cause` (for `likely_provider_ttl_or_eviction`, and for `unknown` when the gap alone says expiry):',
+    '',
+    ...Object.entries(CAUSE_RULES).map(([cause, text]) => `- \`${cause}\`: ${text}.`),
+    '',
+    '`ttlSource`: ' + Object.entries(TTL_SOURCE_RULES).map(([source, text]) => `\`${source}\` (${text})`).join(', ') + '.',
+  ].join('\n');
+}
+
+/** The usage fields per provider and automatic caching, from src/core/usage.ts and src/core/caching.ts. */
+function providers(): string {
+  return [
+    '| usage of | input total | includes cache? | read | write |',
+    '| --- | --- | --- | --- | --- |',
+    ...Object.values(USAGE_FIELDS).map(
+      (f) => `| ${f.providers} | ${f.total} | ${f.includesCache ? 'yes' : 'no'} | ${f.read} | ${f.write ?? '— (automatic caching)'} |`,
+    ),
+    '',
+    '| automatic caching | cached from | retention |',
+    '| --- | --- | --- |',
+    ...[...new Set(Object.values(AUTOMATIC_CACHING))].map((c) => {
+      const minimums = [...new Set(['gpt-4o', 'gemini-2.5-flash', 'gemini-2.5-pro'].map((family) => c.minTokens(family)))];
+      const from = minimums.length === 1 ? `${minimums[0]!.toLocaleString('en-US')} tokens` : `${minimums.map((m) => m.toLocaleString('en-US')).join(' or ')} tokens (Pro models)`;
+      return `| ${c.label} | ${from} | ${c.retention} |`;
+    }),
+  ].join('\n');
+}
+
+/** Each file with generated sections, and what generates each section. */
+export const GENERATED: Record<string, Record<string, () => string>> = {
+  'docs/configuration.md': { configuration: optionsTable },
+  'docs/how-it-decides.md': { rules, providers },
+  'docs/api.md': { api: apiReference },
+  'docs/performance.md': { performance },
+};
+
+export const fileUrl = (file: string) => new URL(`../../${file}`, import.meta.url);
+
+/** The file's text with each of its generated sections written anew. */
+export function render(file: string, text: string): string {
+  let out = text;
+  for (const [name, generate] of Object.entries(GENERATED[file]!)) {
+    const pattern = new RegExp(`(<!-- generated:${name} -->\\n)[\\s\\S]*?(<!-- /generated:${name} -->)`);
+    if (!pattern.test(out)) throw new Error(`${file} has no generated:${name} markers`);
+    out = out.replace(pattern, (_, start: string, end: string) => `${start}${generate()}\n${end}`);
+  }
+  return out;
+}
