@@ -105,7 +105,7 @@ ${
     : html`<div class="columns"><section><h2>Why the cache broke</h2>${reasonTable(data.reasons)}</section><section><h2>Tools that changed most</h2>${toolTable(data.tools)}</section></div>
 <section><h2>Latest breaks</h2>${agreementLine(data.agreement)}${breakTable(data.breaks)}</section>`
 }
-<footer>Grafana dashboards: <code>dashboards/</code> (README, “Grafana in three steps”) · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a></footer>
+<footer>Grafana dashboards: <code>dashboards/</code> (docs/grafana.md) · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a></footer>
 </body></html>
 `;
 }
