@@ -9,7 +9,7 @@ import { COUNTERS, type CounterName, type Counters } from '../telemetry/counters
 export const GAUGES = {
   waiting: {
     name: 'cachebreak_usage_waiting',
-    help: 'Usage records stored but waiting for the snapshot or session that places them (SPEC 4.11); retention deletes those that never join',
+    help: 'Usage records stored but waiting for the snapshot or session that places them; retention deletes those that never join',
   },
 } as const;
 
