@@ -1,4 +1,4 @@
-// Runs the built CLI (`node dist/cli.js serve`) as a real child process on
+// Runs the built CLI (`node dist/cli.js serve`, or `proxy`) as a real child process on
 // loopback. Free of vitest so that scripts (make-fixture-db.ts) can use it;
 // test/e2e/server.ts adds per-test cleanup on top.
 import { spawn } from 'node:child_process';
@@ -13,7 +13,7 @@ export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 10_000;
 
-const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+)(?:, OTLP\/gRPC on 127\.0\.0\.1:(\d+))? \(database (.*?); (open: no API key|locked: API keys required)\)$/;
+const LISTENING = /^cachebreak listening on (http:\/\/127\.0\.0\.1:\d+)(?:, OTLP\/gRPC on 127\.0\.0\.1:(\d+))?(?:, proxy on (http:\/\/127\.0\.0\.1:\d+))? \(database (.*?); (open: no API key|locked: API keys required)\)$/;
 
 export interface Exit {
   code: number | null;
@@ -24,6 +24,8 @@ export interface ServerProcess {
   url: string;
   /** The OTLP/gRPC port, unless started with --grpc-port off. */
   grpcPort: number | undefined;
+  /** The provider proxy's base URL, when started as `proxy`. */
+  proxyUrl: string | undefined;
   db: string;
   /** What the start line says: open (no API key) or locked. */
   access: 'open' | 'locked';
@@ -53,13 +55,14 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CACHEBREAK_')));
 }
 
-/** `nodeArgs` go to node itself, before the script: e.g. ['--max-old-space-size=128']. */
-export async function spawnServer(db: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<ServerProcess> {
+/** `nodeArgs` go to node itself, before the script: e.g. ['--max-old-space-size=128']. `proxy` adds the provider proxy on a free port. */
+export async function spawnServer(db: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = [], command: 'serve' | 'proxy' = 'serve'): Promise<ServerProcess> {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
   // A free gRPC port unless the caller chose one (or "off"): never the fixed default 4317.
   const choosesGrpc = extraArgs.some((arg) => arg === '--grpc-port' || arg.startsWith('--grpc-port='));
   const grpc = choosesGrpc ? [] : ['--grpc-port', '0'];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, 'serve', '--host', '127.0.0.1', '--port', '0', ...grpc, '--db', db, ...extraArgs], {
+  const proxy = command === 'proxy' ? ['--proxy-port', '0'] : [];
+  const child = spawn(process.execPath, [...nodeArgs, CLI, command, '--host', '127.0.0.1', '--port', '0', ...grpc, ...proxy, '--db', db, ...extraArgs], {
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -74,17 +77,18 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [],
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
 
-  const listening = new Promise<{ url: string; grpcPort: number | undefined; db: string; access: 'open' | 'locked' }>((resolve, reject) => {
+  type Started = Pick<ServerProcess, 'url' | 'grpcPort' | 'proxyUrl' | 'db' | 'access'>;
+  const listening = new Promise<Started>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       stdoutLines.push(line);
       const match = LISTENING.exec(line);
-      if (match) resolve({ url: match[1]!, grpcPort: match[2] === undefined ? undefined : Number(match[2]), db: match[3]!, access: match[4]!.startsWith('open') ? 'open' : 'locked' });
+      if (match) resolve({ url: match[1]!, grpcPort: match[2] === undefined ? undefined : Number(match[2]), proxyUrl: match[3], db: match[4]!, access: match[5]!.startsWith('open') ? 'open' : 'locked' });
     });
     void exited.then((exit) =>
       reject(new Error(`server exited (${JSON.stringify(exit)}) before listening; stderr:\n${stderrLines.join('\n')}`)),
     );
   });
-  let started: { url: string; grpcPort: number | undefined; db: string; access: 'open' | 'locked' };
+  let started: Started;
   try {
     started = await withTimeout(listening, START_TIMEOUT_MS, 'waiting for "cachebreak listening on"');
   } catch (error) {
@@ -106,6 +110,7 @@ export async function spawnServer(db: string, extraArgs: readonly string[] = [],
   return {
     url: started.url,
     grpcPort: started.grpcPort,
+    proxyUrl: started.proxyUrl,
     db: started.db,
     access: started.access,
     pid: child.pid!,

@@ -45,6 +45,8 @@ export interface StartOptions {
    * removed after every test).
    */
   lifetime?: 'test' | 'file';
+  /** 'serve' (default), or 'proxy': the server with the provider proxy on a free port. */
+  command?: 'serve' | 'proxy';
 }
 
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
@@ -56,7 +58,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     db = join(dir, 'x.db');
   }
   db ??= join(tempDir(), 'x.db');
-  const server = await spawnServer(db, options.args, options.nodeArgs);
+  const server = await spawnServer(db, options.args, options.nodeArgs, options.command);
   const set = running[lifetime];
   set.add(server);
   void server.exited.then(() => set.delete(server));
