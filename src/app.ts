@@ -82,8 +82,9 @@ function requestContext(): MiddlewareHandler<AppEnv> {
 
 /** Every route that only reads stored data. */
 export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
-  registerBreaks(app, deps);
+  // /v1/breaks/external before /v1/breaks/:requestId, which would take it.
   registerExternalBreaks(app, deps);
+  registerBreaks(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
   registerGrafana(app, deps);
