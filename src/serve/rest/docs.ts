@@ -1,6 +1,7 @@
 // What each read route accepts, declared beside the routes and used for the
 // README's API reference and GET /v1.
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
+import { UI_ROUTE_DOCS } from '../ui/docs.js';
 
 export interface RouteDoc {
   method: 'GET' | 'POST';
@@ -108,6 +109,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
       reason: FILTERS.reason,
     },
   },
+  ...UI_ROUTE_DOCS,
   ...GRAFANA_ROUTE_DOCS,
   {
     method: 'GET',
