@@ -170,7 +170,7 @@ describe('web UI', () => {
 
   it('does not scroll sideways at 700 px on any view', { timeout: 60_000 }, async () => {
     const { page, problems } = await openPage(700);
-    for (const [name, path] of [['overview', '/?range=7d'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3']] as const) {
+    for (const [name, path] of [['overview', '/?range=7d'], ['overview-all', '/?range=all'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3']] as const) {
       await page.goto(`${server.url}${path}`);
       expect(await noSidewaysScroll(page), name).toBe(true);
       await page.screenshot({ path: join(SHOTS, `${name}-700.png`), fullPage: true });
@@ -197,6 +197,8 @@ describe('web UI', () => {
     page.on('pageerror', (e) => errors.push(e.message));
     await page.goto(`${locked.url}/`);
     expect(await page.locator('header').innerText()).toContain('project alpha');
+    // A project with no data yet says what to do.
+    expect(await page.locator('#empty').innerText()).toContain('No turns in the last 24 hours');
     await page.locator('#cache-rate canvas').waitFor();
     expect(errors).toEqual([]);
     await context.close();

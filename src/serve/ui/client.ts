@@ -39,6 +39,8 @@ export const CLIENT_SCRIPT = `
     var options = {
       width: el.clientWidth,
       height: 220,
+      // Times in UTC, as the tables show them.
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
       scales: { x: { time: !!chart.xTime }, y: chart.format === 'percent' ? { range: [0, 1] } : {} },
       axes: [{}, { values: function (u, ticks) { return ticks.map(fmt); }, size: 72 }],
       series: series,
