@@ -41,8 +41,12 @@ export const CLIENT_SCRIPT = `
       height: 220,
       // Times in UTC, as the tables show them.
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
-      scales: { x: { time: !!chart.xTime }, y: chart.format === 'percent' ? { range: [0, 1] } : {} },
-      axes: [{}, { values: function (u, ticks) { return ticks.map(fmt); }, size: 72 }],
+      // Half a step of room at each end, so that the first and last bars show whole.
+      scales: {
+        x: { time: !!chart.xTime, range: function (u, min, max) { return [min - chart.step / 2, max + chart.step / 2]; } },
+        y: chart.format === 'percent' ? { range: [0, 1] } : {},
+      },
+      axes: [chart.xTime ? {} : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { values: function (u, ticks) { return ticks.map(fmt); }, size: 72 }],
       series: series,
       hooks: {
         draw: [function (u) {

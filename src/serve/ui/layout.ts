@@ -15,6 +15,8 @@ export interface Chart {
   xLabel?: string;
   format?: 'percent' | 'count';
   x: number[];
+  /** The distance between two x values (a bucket, a turn): the room left at each end. */
+  step: number;
   series: { label: string; color: string; values: (number | null)[] }[];
   /** x values marked by a red line (breaks). */
   marks?: number[];
@@ -58,7 +60,7 @@ export function layout(view: View): Html {
 <header><h1>cachebreak</h1><nav>${nav('overview', '/', 'Overview')}${nav('sessions', '/sessions', 'Sessions')}</nav><span class="muted">project <strong>${view.project}</strong></span></header>
 ${rangePicker(view)}
 <main>${view.body}</main>
-<footer>Every view shows the ${view.range.label}${view.range.preset === null ? '' : ` (choose above; the default is the ${PRESETS[DEFAULT_PRESET]!.label}, as GET /v1/stats)`} · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a> · Grafana dashboards: <code>dashboards/</code></footer>
+<footer>Every view shows ${view.range.preset === 'all' ? 'all time' : `the ${view.range.label}`}${view.range.preset === null ? '' : ` (choose above; the default is the ${PRESETS[DEFAULT_PRESET]!.label}, as GET /v1/stats)`} · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a> · Grafana dashboards: <code>dashboards/</code></footer>
 ${view.charts && view.charts.length > 0 ? html`${jsonData('charts', view.charts)}<script src="/ui/uplot.js"></script><script src="/ui/ui.js"></script>` : ''}
 </body></html>
 `;

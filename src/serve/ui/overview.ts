@@ -30,21 +30,28 @@ function cards(t: TotalsRow | undefined): Html {
   return html`<section class="numbers">${items.map(([value, label]) => html`<div class="number"><span class="value">${value}</span><span class="label">${label}</span></div>`)}</section>`;
 }
 
-function charts(rates: StatsRow[], byReason: StatsRow[]): Chart[] {
-  const x = [...new Set([...rates, ...byReason].map((r) => r.ts))].sort((a, b) => a - b);
+function charts(rates: StatsRow[], byReason: StatsRow[], from: number, to: number, intervalMs: number): Chart[] {
+  // Every bucket of the range, empty ones too: a gap in the data is a gap in the line.
+  const x: number[] = [];
+  for (let ts = Math.floor(from / intervalMs) * intervalMs; ts < to; ts += intervalMs) x.push(ts);
   const at = new Map(x.map((ts, i) => [ts, i]));
   const reasons = [...new Set(byReason.map((r) => r.group ?? ''))].filter((g) => g !== '').sort();
   const breaks = reasons.map((reason, i) => ({ label: reason, color: REASON_COLORS[i % REASON_COLORS.length]!, values: x.map(() => 0 as number | null) }));
   for (const row of byReason) {
     const series = breaks[reasons.indexOf(row.group ?? '')];
-    if (series) series.values[at.get(row.ts)!] = row.breaks;
+    const i = at.get(row.ts);
+    if (series && i !== undefined) series.values[i] = row.breaks;
   }
   const rate = x.map(() => null as number | null);
-  for (const row of rates) rate[at.get(row.ts)!] = row.cacheRate;
+  for (const row of rates) {
+    const i = at.get(row.ts);
+    if (i !== undefined) rate[i] = row.cacheRate;
+  }
   const seconds = x.map((ts) => ts / 1000);
+  const step = intervalMs / 1000;
   return [
-    { id: 'cache-rate', kind: 'line', xTime: true, format: 'percent', x: seconds, series: [{ label: 'cache rate', color: '#2f81f7', values: rate }] },
-    { id: 'breaks-by-reason', kind: 'bars', stacked: true, xTime: true, format: 'count', x: seconds, series: breaks },
+    { id: 'cache-rate', kind: 'line', xTime: true, format: 'percent', x: seconds, step, series: [{ label: 'cache rate', color: '#2f81f7', values: rate }] },
+    { id: 'breaks-by-reason', kind: 'bars', stacked: true, xTime: true, format: 'count', x: seconds, step, series: breaks },
   ];
 }
 
@@ -89,7 +96,7 @@ ${empty ? html`<p id="empty">No turns in the ${range.label}. Choose a longer ran
 <h2>Breaks by reason</h2><div id="breaks-by-reason" class="chart"></div>
 <h2>What the breaks cost</h2>${reasonTable(byReasonTotals)}
 <h2>Latest breaks</h2>${latestBreaks(latest.items, range)}`;
-    const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason) });
+    const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason, first, range.to, intervalMs) });
     return c.html(page.text, 200, { 'cache-control': 'no-store' });
   });
 }

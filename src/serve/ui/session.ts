@@ -23,6 +23,7 @@ function chartOf(id: string, turns: TurnView[]): Chart {
     xLabel: 'turn',
     format: 'count',
     x: turns.map((_, i) => i + 1),
+    step: 1,
     series: TOKEN_SERIES.map((s) => ({ label: s.label, color: s.color, values: turns.map((t) => t.usage?.[s.key] ?? null) })),
     marks: turns.flatMap((t, i) => (t.break ? [i + 1] : [])),
   };

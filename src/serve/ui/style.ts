@@ -24,12 +24,12 @@ nav a[aria-current] { font-weight: 600; text-decoration: none; }
 .chart { width: 100%; min-height: 60px; }
 .scroll { overflow-x: auto; }
 table { width: 100%; border-collapse: collapse; }
-th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: break-word; }
 th { font-weight: 600; color: var(--muted); font-size: 12px; }
 th a { text-decoration: none; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 code { font-family: ui-monospace, "SF Mono", Menlo, monospace; font-size: 12px; overflow-wrap: anywhere; }
-.reason { font-weight: 600; color: var(--bad); }
+.reason { font-weight: 600; color: var(--bad); overflow-wrap: anywhere; }
 .columns { display: grid; grid-template-columns: repeat(auto-fit, minmax(280px, 1fr)); gap: 16px; }
 .side h3 { font-size: 13px; margin: 0 0 6px; color: var(--muted); }
 ol.prefix { margin: 0; padding-left: 28px; }
