@@ -95,7 +95,7 @@ describe('web UI', () => {
     await page.close();
   });
 
-  it("marks exactly the tools the break record names: added, moved and changed on each side, the rest plain", { timeout: 60_000 }, async () => {
+  it("marks exactly what the break record names: tools added, moved and changed on each side, a system block, a parameter; the rest plain", { timeout: 60_000 }, async () => {
     const { page, problems } = await openPage();
     await page.goto(`${server.url}/breaks/t3`);
     const marked = async (side: number, kind: string) =>
@@ -119,6 +119,12 @@ describe('web UI', () => {
     await page.goto(`${server.url}/breaks/u2`);
     expect(await page.locator('#system .side').nth(0).locator('li.changed').count()).toBe(1);
     expect(await page.locator('#system .side').nth(1).locator('li').evaluateAll((items) => items.map((li) => li.className))).toEqual(['', 'changed']);
+
+    // A parameter changed: its row alone is marked, both hashes shown.
+    await page.goto(`${server.url}/breaks/q2`);
+    expect(await page.locator('#params tr.changed td:first-child code').allInnerTexts()).toEqual(['thinking']);
+    expect(await page.locator('#params tbody tr:not(.changed) td:first-child code').allInnerTexts()).toEqual(['toolChoice']);
+    expect(await page.locator('#params tr.changed td:not(:first-child) code').count()).toBe(2);
     expect(problems).toEqual([]);
     await page.close();
   });
