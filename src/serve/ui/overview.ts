@@ -4,6 +4,8 @@
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import type { BreakRecord } from '../../core/types.js';
+import type { Agreement } from '../../core/verdicts.js';
+import { agreementOf } from '../../store/harness-breaks.js';
 import type { StatsRow, TotalsRow } from '../../store/store.js';
 import { cost, count, html, Html, percent, utc } from './html.js';
 import { layout, type Chart } from './layout.js';
@@ -63,6 +65,14 @@ function reasonTable(rows: TotalsRow[]): Html {
   )}</tbody></table></div>`;
 }
 
+/** "the harness agreed on 4 of 5 (80.0 %)", per side that gave verdicts; each break's own on its break page. */
+function agreementLine(agreement: Agreement): Html | string {
+  const sides = (['harness', 'provider'] as const).filter((side) => agreement[side].compared > 0);
+  if (sides.length === 0) return '';
+  const parts = sides.map((side) => `the ${side} agreed on ${count(agreement[side].agreed)} of ${count(agreement[side].compared)} (${percent(agreement[side].rate)})`);
+  return html`<p class="muted" id="agreement">Other verdicts on these breaks: ${parts.join('; ')}.</p>`;
+}
+
 function latestBreaks(breaks: BreakRecord[], range: UiRange): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in this range.</p>`;
   return html`<div class="scroll"><table id="latest-breaks"><thead><tr><th>time</th><th>session</th><th>agent</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
@@ -79,12 +89,13 @@ export function registerOverview(app: Hono<AppEnv>, deps: ReadDeps): void {
     const first = range.from ?? (await deps.store.stats(project, { to: range.to, intervalMs: DAY, filters: {} }))[0]?.ts ?? range.to - DAY;
     const intervalMs = intervalFor(range.to - first);
     const bounds = { from: range.from, to: range.to };
-    const [[totals], byReasonTotals, rates, byReason, latest, [waiting]] = await Promise.all([
+    const [[totals], byReasonTotals, rates, byReason, latest, agreement, [waiting]] = await Promise.all([
       deps.store.totals(project, { ...bounds, filters: {} }),
       deps.store.totals(project, { ...bounds, filters: {}, groupBy: 'reason' }),
       deps.store.stats(project, { from: first, to: range.to, intervalMs, filters: {} }),
       deps.store.stats(project, { from: first, to: range.to, intervalMs, filters: {}, groupBy: 'reason' }),
       deps.store.breaks(project, bounds, {}, { limit: LATEST }),
+      agreementOf(deps.store, project, bounds, {}),
       deps.store.waitingUsage(project),
     ]);
     const waitingCount = waiting?.waiting ?? 0;
@@ -95,7 +106,7 @@ ${empty ? html`<p id="empty">No turns in the ${range.label}. Choose a longer ran
 <h2>Cache rate</h2><div id="cache-rate" class="chart"></div>
 <h2>Breaks by reason</h2><div id="breaks-by-reason" class="chart"></div>
 <h2>What the breaks cost</h2>${reasonTable(byReasonTotals)}
-<h2>Latest breaks</h2>${latestBreaks(latest.items, range)}`;
+<h2>Latest breaks</h2>${agreementLine(agreement)}${latestBreaks(latest.items, range)}`;
     const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason, first, range.to, intervalMs) });
     return c.html(page.text, 200, { 'cache-control': 'no-store' });
   });
