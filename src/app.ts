@@ -24,6 +24,7 @@ import { registerExternalBreaks } from './serve/rest/external-breaks.js';
 import { ROUTE_DOCS } from './serve/rest/docs.js';
 import { registerSessions } from './serve/rest/sessions.js';
 import { registerStats } from './serve/rest/stats.js';
+import { registerUi } from './serve/ui/index.js';
 import { InvalidQueryError, type Store } from './store/store.js';
 import type { Counters } from './telemetry/counters.js';
 import type { Logger } from './telemetry/logfmt.js';
@@ -67,7 +68,7 @@ function renderError(error: CachebreakError, requestId: string): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   if (leftBodyUnread(error.code)) headers.connection = 'close';
-  // Lets a browser (the built-in page) ask for the key as a Basic password.
+  // Lets a browser (the web UI) ask for the key as a Basic password.
   if (error.code === 'unauthorized') headers['www-authenticate'] = 'Basic realm="cachebreak", charset="UTF-8"';
   const body = { error: { code: error.code, message: error.message, hint: error.hint, requestId } };
   return new Response(JSON.stringify(body), { status: error.status, headers });
@@ -82,11 +83,13 @@ function requestContext(): MiddlewareHandler<AppEnv> {
 
 /** Every route that only reads stored data. */
 export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
-  registerBreaks(app, deps);
+  // /v1/breaks/external before /v1/breaks/:requestId, which would take it.
   registerExternalBreaks(app, deps);
+  registerBreaks(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
   registerGrafana(app, deps);
+  registerUi(app, deps);
 }
 
 /** The client closed the connection before its request was read and answered: nothing failed on this side. */

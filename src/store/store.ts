@@ -1,6 +1,6 @@
 // The one interface through which everything reaches stored data. Every call
 // is async so that another backend (PostgreSQL) can implement it unchanged.
-import type { BreakCause, BreakReason, BreakRecord, CacheEvent, TurnState } from '../core/types.js';
+import type { BreakCause, BreakReason, BreakRecord, CacheEvent, Prefix, TurnState } from '../core/types.js';
 
 /** [from, to) in epoch ms; either end may be open. */
 export interface TimeRange {
@@ -200,6 +200,13 @@ export interface TurnView {
   break: BreakRecord | null;
 }
 
+export interface BreakPrefixes {
+  break: BreakRecord;
+  /** The baseline's prefix: message hashes aside, with its markers. */
+  baseline: Prefix | null;
+  turn: Prefix | null;
+}
+
 export type GroupBy = 'model' | 'provider' | 'agentId' | 'reason';
 
 /** recent: last seen first; worst_cache_rate: lowest rate first; extra_cost: most extra cost first. */
@@ -304,6 +311,8 @@ export interface Store {
   recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]>;
   /** The tools most often named by breaks. */
   changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]>;
+  /** One break with the prefixes of its turn and of its baseline (null where not stored); null when no break has this request id. */
+  breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null>;
   /** null when the session is unknown. */
   sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null>;
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;

@@ -43,10 +43,15 @@ function readCalls(tag: string): Record<string, Call> {
     'GET /v1/breaks': get('/v1/breaks'),
     'GET /v1/breaks/external': get('/v1/breaks/external'),
     'GET /v1/breaks/agreement': get(`/v1/breaks/agreement?${GRAFANA_RANGE}`),
+    'GET /v1/breaks/:requestId': get(`/v1/breaks/${tag}-r2`),
     'GET /v1/sessions': get('/v1/sessions'),
     'GET /v1/sessions/:sessionId/turns': get(`/v1/sessions/${tag}-session/turns`),
     'GET /v1/stats': get(`/v1/stats?${GRAFANA_RANGE}&groupBy=model`),
-    'GET /': get('/'),
+    'GET /': get('/?range=all'),
+    'GET /sessions': get('/sessions?range=all'),
+    'GET /sessions/:sessionId': get(`/sessions/${tag}-session`),
+    'GET /breaks/:requestId': get(`/breaks/${tag}-r2`),
+    'GET /ui/:asset': get('/ui/ui.js'),
     'GET /grafana/summary': get(`/grafana/summary?${GRAFANA_RANGE}`),
     'GET /grafana/cache-rate': get(`/grafana/cache-rate?${GRAFANA_RANGE}&groupBy=model`),
     'GET /grafana/tokens': get(`/grafana/tokens?${GRAFANA_RANGE}`),
@@ -151,7 +156,7 @@ describe('tenancy', () => {
       }
     }
     // Where data is listed, each project does see its own (or the walk would prove nothing).
-    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics'];
+    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /v1/breaks/:requestId', 'GET /', 'GET /sessions', 'GET /sessions/:sessionId', 'GET /breaks/:requestId', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics'];
     for (const route of listing) {
       expect(sees.alpha.has(route), `alpha on ${route}`).toBe(true);
       expect(sees.beta.has(route), `beta on ${route}`).toBe(true);

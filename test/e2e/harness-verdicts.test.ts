@@ -14,7 +14,7 @@ import { anthropicUsage, iso, opaqueHash, toolRefs, type WireEvent } from './eve
 import { getJson, postEvents, request, startServer } from './server.js';
 
 const MINUTE = 60_000;
-/** Within the last 24 hours, which the page shows. */
+/** Within the last 24 hours, which the web UI shows by default. */
 const T0 = Math.floor(Date.now() / MINUTE) * MINUTE - 2 * 60 * MINUTE;
 const S1 = 'c0ffee00-1111-4aaa-8bbb-000000000001';
 const S2 = 'c0ffee00-2222-4aaa-8bbb-000000000002';
@@ -166,10 +166,11 @@ describe("the harness's own break reports beside cachebreak's", () => {
     expect(rows.filter((r) => r.sessionId === S2).map((r) => [r.requestId, r.harnessReason, r.harnessAgrees])).toEqual([['b2', 'tools changed (+1/-0 tools)', 'yes']]);
     expect(rows.find((r) => r.requestId === 'a8')).toMatchObject({ harnessReason: 'likely server-side (prompt unchanged, <5min gap)', harnessAgrees: 'no' });
 
-    // The page: the harness's report in the break's row, and the agreement above the table.
+    // The web UI: the agreement above the latest breaks, and the harness's report on the break's page beside ours.
     const page = await (await fetch(`${server.url}/`)).text();
     expect(page).toContain('the harness agreed on 4 of 5 (80.0 %); the provider agreed on 1 of 2 (50.0 %)');
-    expect(page).toContain('likely server-side (prompt unchanged, &#60;5min gap)<br><span class="muted">differs</span>');
+    const breakPage = await (await fetch(`${server.url}/breaks/a8`)).text();
+    expect(breakPage).toContain('<td>likely server-side (prompt unchanged, &#60;5min gap)</td><td>no_change — differs</td>');
 
     // cachebreak report, on the same database.
     await server.stop();

@@ -1,14 +1,9 @@
-// The Grafana routes and the built-in page for the API reference (docs/api.md,
-// GET /v1), from the queries' own declarations.
+// The Grafana routes for the API reference (docs/api.md, GET /v1), from the
+// queries' own declarations.
 import type { RouteDoc } from '../rest/docs.js';
 import { QUERIES } from './queries/index.js';
 
 export const GRAFANA_ROUTE_DOCS: RouteDoc[] = [
-  {
-    method: 'GET',
-    path: '/',
-    summary: 'A page for people without Grafana: the last 24 hours\' cache rate, turns, breaks and extra cost, breaks by reason, top changed tools and the latest breaks',
-  },
   ...QUERIES.map(
     (query): RouteDoc => ({
       method: 'GET',

@@ -1,6 +1,7 @@
 // What each read route accepts, declared beside the routes and used for the
 // API reference (docs/api.md) and GET /v1.
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
+import { UI_ROUTE_DOCS } from '../ui/docs.js';
 
 export interface RouteDoc {
   method: 'GET' | 'POST';
@@ -58,6 +59,12 @@ export const ROUTE_DOCS: RouteDoc[] = [
   },
   {
     method: 'GET',
+    path: '/v1/breaks/:requestId',
+    summary:
+      "One break (as in /v1/breaks, with harness) beside the two prefixes it compares: baseline (the earlier turn's) and turn, each {model, tools: [{name, schemaHash}] in the order sent, systemBlockHashes, markers, params (hashes by name), ttlMs, partial} or null when not stored; names and hashes only, never content",
+  },
+  {
+    method: 'GET',
     path: '/v1/breaks/external',
     summary:
       "Breaks a harness reported itself (Claude Code's [PROMPT CACHE BREAK] debug lines, read by tail), newest first, beside cachebreak's own: harness, sessionId, agentId, source, ts, reason (the harness's text, verbatim), callNumber, previousCacheReadTokens, currentCacheReadTokens, cacheCreationTokens, diffPath, file, line, and joined: the break of cachebreak's it joined ({sessionId, agentId, requestId, reason}: a debug log named after its process lands in the right session) or null",
@@ -102,6 +109,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
       reason: FILTERS.reason,
     },
   },
+  ...UI_ROUTE_DOCS,
   ...GRAFANA_ROUTE_DOCS,
   {
     method: 'GET',

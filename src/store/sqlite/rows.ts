@@ -12,6 +12,11 @@ const TURN_COLUMN_NAMES = [
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
 ] as const;
 
+/** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
+export function ridOf(requestId: string): number {
+  return parseInt(hashString(requestId).slice(0, 12), 16);
+}
+
 /** The columns a TurnRow is read from, optionally qualified by a table alias. */
 export function turnColumns(alias?: string): string {
   return TURN_COLUMN_NAMES.map((c) => (alias ? `${alias}.${c}` : c)).join(', ');

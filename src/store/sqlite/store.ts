@@ -12,6 +12,7 @@ import {
   type ApiKey,
   type KeyState,
   type BreakCauseRow,
+  type BreakPrefixes,
   type CostTotals,
   type IngestBatch,
   type Filters,
@@ -39,7 +40,7 @@ import {
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
-import { rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
+import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
@@ -417,6 +418,21 @@ export class SqliteStore implements Store {
         stream: b.streamId,
       }),
     ];
+  }
+
+  async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return null;
+    const turn = this.opened.sqlite.prepare<[number, number, string], TurnRow & { record: string | null }>(
+      `SELECT ${turnColumns('t')}, b.record FROM turns t LEFT JOIN breaks b ON b.turn_id = t.id
+       WHERE t.rid = ? AND t.project_id = ? AND t.request_id = ?`,
+    );
+    const found = turn.get(ridOf(requestId), projectId, requestId);
+    const record = found?.record ? storedJson<BreakRecord>(found.record) : undefined;
+    if (!found || !record) return null;
+    const baseline = turn.get(ridOf(record.previousRequestId), projectId, record.previousRequestId);
+    const prefixOf = (row: TurnRow | undefined) => (row ? (rowToParts(row, this.dictionary).snapshot?.prefix ?? null) : null);
+    return { break: record, baseline: prefixOf(baseline), turn: prefixOf(found) };
   }
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {

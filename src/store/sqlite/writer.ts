@@ -8,7 +8,6 @@
 import type Database from 'better-sqlite3';
 import { getTableColumns } from 'drizzle-orm';
 import { modelFamily } from '../../core/family.js';
-import { hashString } from '../../core/hash.js';
 import { cloneHistory, emptyHistory, fold, readyAtOf, type History } from '../../core/history.js';
 import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
 import type { DetectionOptions } from '../../core/options.js';
@@ -29,15 +28,11 @@ import {
   stateIndex,
   storedJson,
   storedMessageHashes,
+  ridOf,
   turnColumns,
   type Contribution,
   type TurnRow,
 } from './rows.js';
-
-/** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
-function ridOf(requestId: string): number {
-  return parseInt(hashString(requestId).slice(0, 12), 16);
-}
 
 /** One request's events, for one project. */
 export interface WriterBatch {

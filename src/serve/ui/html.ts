@@ -1,5 +1,5 @@
-// HTML building for the built-in page: every interpolated value escaped,
-// numbers formatted the way people read them.
+// HTML building for the web UI: every interpolated value escaped, numbers
+// formatted the way people read them.
 import { storedIso } from '../../time.js';
 
 export function escape(value: unknown): string {
@@ -37,3 +37,23 @@ export function cost(amount: number | null, unpriced = 0): string {
   return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
 }
 export const utc = (ms: number) => `${(storedIso(ms) ?? '(no time)').slice(0, 19).replace('T', ' ')} UTC`;
+
+/** Data for a page's script, in a <script type="application/json">: no "<" can end the element early. */
+export function jsonData(id: string, value: unknown): Html {
+  return html`<script type="application/json" id="${id}">${new Html(JSON.stringify(value).replace(/</g, '\\u003c'))}</script>`;
+}
+
+/** "4m 10s", "2h 5m", "3d 1h": the largest two units. */
+export function duration(ms: number): string {
+  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  const parts: string[] = [];
+  let rest = Math.round(ms);
+  for (const [unit, size] of units) {
+    if (rest >= size || (unit === 's' && parts.length === 0)) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}

@@ -1,0 +1,16 @@
+// The web UI's routes for the API reference (docs/api.md, GET /v1).
+import type { RouteDoc } from '../rest/docs.js';
+
+const RANGE = {
+  range: '1h | 24h (default) | 7d | 30d | all',
+  from: 'start of a custom range: RFC 3339 or epoch ms (instead of range)',
+  to: 'end of a custom range (default now)',
+};
+
+export const UI_ROUTE_DOCS: RouteDoc[] = [
+  { method: 'GET', path: '/', summary: 'Web UI overview: cache rate and breaks by reason over time, what breaks cost (priced sum, unpriced counted apart), the latest breaks', params: RANGE },
+  { method: 'GET', path: '/sessions', summary: 'Web UI: sessions in the range, searchable by session id or agent, sortable', params: { ...RANGE, q: 'search text', order: 'recent (default) | worst_cache_rate | extra_cost' } },
+  { method: 'GET', path: '/sessions/:sessionId', summary: "Web UI: a session's turns per stream, tokens per turn, breaks marked and linked" },
+  { method: 'GET', path: '/breaks/:requestId', summary: "Web UI: a break as a diff of the baseline's and the turn's prefixes, the idle gap against the TTL, and the harness's and provider's verdicts" },
+  { method: 'GET', path: '/ui/:asset', summary: 'Web UI static files (uplot.js, uplot.css, ui.js), cacheable for a day' },
+];

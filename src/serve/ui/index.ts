@@ -1,0 +1,18 @@
+// The web UI at /: server-rendered views of the stored data (overview,
+// sessions, a session, a break), charts drawn in the browser by uPlot. The
+// same keys and projects as every other read route.
+import type { Hono } from 'hono';
+import type { AppEnv, ReadDeps } from '../../app.js';
+import { registerAssets } from './assets.js';
+import { registerBreakPage } from './break.js';
+import { registerOverview } from './overview.js';
+import { registerSessionPage } from './session.js';
+import { registerSessionList } from './sessions.js';
+
+export function registerUi(app: Hono<AppEnv>, deps: ReadDeps): void {
+  registerAssets(app);
+  registerOverview(app, deps);
+  registerSessionList(app, deps);
+  registerSessionPage(app, deps);
+  registerBreakPage(app, deps);
+}
