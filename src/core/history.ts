@@ -113,7 +113,7 @@ export function fold(history: History, turn: Turn, family = familyOf(turn)): Tie
     if (!available(seen, turn)) pending[kept++] = seen;
     else if (seen.candidate) settle(history, seen);
   }
-  pending.length = kept;
+  while (pending.length > kept) pending.pop(); // cheaper than setting length
   pending.push({ turn, family, readyAt: readyAtOf(turn), candidate: usage?.cacheReported === true, tiers });
   history.last = turn;
   return history.writer;
