@@ -19,6 +19,7 @@ import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
+import { seedCounters } from './telemetry/stored-counts.js';
 import type { BreakExport } from './telemetry/export.js';
 import { createLogger, type Logger } from './telemetry/logfmt.js';
 import type { SelfTracing } from './telemetry/tracing.js';
@@ -183,6 +184,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     await reevaluateLogged(store, log, 'the database was written under older detection rules');
   }
   const counters = new Counters(options.maxMetricModels);
+  seedCounters(counters, await store.storedCounts());
   const limits = options.limits ?? DEFAULT_LIMITS;
   const pipeline = new Pipeline(store, counters, log, { queueLimit: options.queueLimit ?? DEFAULT_QUEUE_LIMIT, limits });
   const perSecond = options.rateLimit ?? 100;

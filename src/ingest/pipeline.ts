@@ -7,7 +7,7 @@ import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
 import type { BatchCounts, EventRejection, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
-import type { Counters } from '../telemetry/counters.js';
+import { TOKEN_KINDS, type Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
 import { LogThrottle } from '../telemetry/throttle.js';
 import { DEFAULT_LIMITS, eventProblem, type Limits } from './limits.js';
@@ -43,8 +43,6 @@ interface Pending {
   resolve: (counts: BatchCounts) => void;
   reject: (error: unknown) => void;
 }
-
-const TOKEN_KINDS = ['uncached_input', 'cache_read', 'cache_write', 'output'] as const;
 
 /** One transaction takes at most this many events, so that a commit stays short. */
 const GROUP_EVENTS = 20_000;

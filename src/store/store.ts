@@ -119,6 +119,28 @@ export interface ObservedTurn {
   tokens: TokenTotals;
 }
 
+/**
+ * Everything the rollups hold for one (project, model, provider, state,
+ * reason): what the Prometheus counters start from, so that /metrics shows
+ * the stored totals after a restart, an import or a demo.
+ */
+export interface StoredCounts {
+  project: string;
+  model: string;
+  provider: string;
+  state: TurnState;
+  /** Break reason, or '' for turns that are not breaks. */
+  reason: string;
+  turns: number;
+  /** Counted as the counters count them: ObservedTurn's tokens. */
+  tokens: Omit<TokenTotals, 'write1h'>;
+  breaks: number;
+  missed: number;
+  /** Of the priced breaks. */
+  extraCostUsd: number;
+  unpriced: number;
+}
+
 export interface WriteResult {
   /** Per batch, in the order given. */
   counts: BatchCounts[];
@@ -326,6 +348,8 @@ export interface Store {
    * every project stored when it is undefined.
    */
   waitingUsage(project?: string): Promise<WaitingUsage[]>;
+  /** The rollups' sums over all time, per project, model, provider, state and reason. */
+  storedCounts(): Promise<StoredCounts[]>;
   /** Stores a key by its hash (the key itself is never stored). */
   createKey(key: { project: string; hash: string; prefix: string; scopes: Scope[]; name: string | null; createdMs: number }): Promise<ApiKey>;
   /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */

@@ -57,6 +57,9 @@ export const COUNTERS = {
 
 export type CounterName = keyof typeof COUNTERS;
 
+/** The `kind` label of cachebreak_tokens_total, in TokenTotals order (uncached, read, write, output). */
+export const TOKEN_KINDS = ['uncached_input', 'cache_read', 'cache_write', 'output'] as const;
+
 export interface Sample {
   name: CounterName;
   labels: Record<string, string>;

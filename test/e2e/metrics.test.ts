@@ -1,35 +1,11 @@
 // GET /metrics of a real server: valid Prometheus text format (checked by
 // promtool itself), counters that match what was accepted, repeated and
 // rejected, and series that depend only on what is stored.
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { promtoolCheck, samples } from './exposition.js';
 import { realisticBatch, seedSession, splitTurn } from './events.js';
 import { mixedWorkload, UNPRICED_MODEL, WAITING_USAGE, waitingSnapshot } from './mixed-workload.js';
 import { getJson, postEvents, request, startServer } from './server.js';
-
-/** Runs `promtool check metrics` on an exposition; promtool is required, never skipped. */
-function promtoolCheck(exposition: string): { status: number | null; output: string } {
-  const result = spawnSync('promtool', ['check', 'metrics'], { input: exposition, encoding: 'utf8', timeout: 10_000 });
-  if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-    throw new Error(
-      'promtool is not installed, and /metrics must pass `promtool check metrics`: ' +
-        'install it with `apt-get install prometheus` (Debian/Ubuntu; .ci/run does this in CI)',
-    );
-  }
-  if (result.error) throw result.error;
-  return { status: result.status, output: `${result.stdout}${result.stderr}`.trim() };
-}
-
-/** Samples by `name{labels}` exactly as exposed. */
-function samples(exposition: string): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const line of exposition.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const at = line.lastIndexOf(' ');
-    out.set(line.slice(0, at), Number(line.slice(at + 1)));
-  }
-  return out;
-}
 
 async function metrics(url: string): Promise<string> {
   const reply = await request(url, '/metrics');

@@ -55,17 +55,32 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('CACHEBREAK_')));
 }
 
-/** `nodeArgs` go to node itself, before the script: e.g. ['--max-old-space-size=128']. `proxy` adds the provider proxy on a free port. */
-export async function spawnServer(db: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = [], command: 'serve' | 'proxy' = 'serve'): Promise<ServerProcess> {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
+/** Another `cachebreak` executable than this checkout's build (an installed package), run in `cwd`. */
+export interface Executable {
+  path: string;
+  cwd: string;
+}
+
+/**
+ * `nodeArgs` go to node itself, before the script: e.g. ['--max-old-space-size=128'].
+ * `proxy` adds the provider proxy on a free port.
+ */
+export async function spawnServer(
+  db: string,
+  extraArgs: readonly string[] = [],
+  nodeArgs: readonly string[] = [],
+  command: 'serve' | 'proxy' = 'serve',
+  executable?: Executable,
+): Promise<ServerProcess> {
+  if (!executable && !existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first (npm test does)`);
   // A free gRPC port unless the caller chose one (or "off"): never the fixed default 4317.
   const choosesGrpc = extraArgs.some((arg) => arg === '--grpc-port' || arg.startsWith('--grpc-port='));
   const grpc = choosesGrpc ? [] : ['--grpc-port', '0'];
   const proxy = command === 'proxy' ? ['--proxy-port', '0'] : [];
-  const child = spawn(process.execPath, [...nodeArgs, CLI, command, '--host', '127.0.0.1', '--port', '0', ...grpc, ...proxy, '--db', db, ...extraArgs], {
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const args = [command, '--host', '127.0.0.1', '--port', '0', ...grpc, ...proxy, '--db', db, ...extraArgs];
+  const child = executable
+    ? spawn(executable.path, args, { cwd: executable.cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [...nodeArgs, CLI, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const stderrLines: string[] = [];
   const stdoutLines: string[] = [];
   const watchers = new Set<() => void>();

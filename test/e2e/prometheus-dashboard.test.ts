@@ -3,17 +3,16 @@
 // while sessions are ingested, and every PromQL expression of the dashboard
 // (panels and annotations), with Grafana's macros and variables filled in,
 // must return numbers.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { SERVICE_DETECTION } from '../../src/prices/index.js';
+import { SqliteStore } from '../../src/store/sqlite/store.js';
+import { cli } from '../cli/run.js';
+import { tempDir } from '../helpers.js';
 import { seedSession, SEED_STEPS } from './events.js';
+import { query, scrapeConfig, sleep, startPrometheus, until, type Json } from './prometheus.js';
 import { postEvents, startServer } from './server.js';
-
-type Json = Record<string, any>;
 
 const dashboard = JSON.parse(readFileSync(new URL('../../dashboards/cachebreak-prometheus.json', import.meta.url), 'utf8')) as Json;
 
@@ -35,80 +34,25 @@ function interpolate(expr: string): string {
   });
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `check` every 250 ms until it returns a value, for at most `ms`. */
-async function until<T>(what: string, ms: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const value = await check().catch(() => undefined);
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`${what}: not within ${ms} ms`);
-}
-
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
+/** Every expression returns at least one series, each a finite number (or NaN where `nanAllowed`). */
+async function expectNumbers(prometheus: string, all: readonly { where: string; expr: string }[], nanAllowed = (_expr: string) => false): Promise<void> {
+  for (const { where, expr } of all) {
+    const promql = interpolate(expr);
+    const reply = await query(prometheus, promql);
+    expect(reply.status, `${where}: ${promql} → ${JSON.stringify(reply).slice(0, 300)}`).toBe('success');
+    expect(reply.data.resultType, where).toBe('vector');
+    expect(reply.data.result.length, `${where}: ${promql} returned no series`).toBeGreaterThan(0);
+    for (const sample of reply.data.result) {
+      const value = Number(sample.value[1]);
+      expect(Number.isFinite(value) || (Number.isNaN(value) && nanAllowed(expr)), `${where}: ${promql} → ${JSON.stringify(sample)}`).toBe(true);
     }
   }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
-
-async function startPrometheus(target: string): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-prometheus-'));
-  dirs.push(dir);
-  const config = join(dir, 'prometheus.yml');
-  writeFileSync(
-    config,
-    ['global:', '  scrape_interval: 1s', '  evaluation_interval: 1s', 'scrape_configs:', '  - job_name: cachebreak', '    static_configs:', `      - targets: ['${target}']`, ''].join('\n'),
-  );
-  const port = await freePort();
-  const child = spawn(
-    'prometheus',
-    [`--config.file=${config}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn'],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  children.push(child);
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const spawned = await Promise.race([once(child, 'spawn').then(() => undefined), once(child, 'error').then(([error]) => error as NodeJS.ErrnoException)]);
-  if (spawned) {
-    throw new Error(
-      spawned.code === 'ENOENT'
-        ? 'prometheus is not installed: `apt-get install prometheus` (Debian/Ubuntu; .ci/run does this in CI)'
-        : `prometheus did not start: ${spawned.message}`,
-    );
-  }
-  const url = `http://127.0.0.1:${port}`;
-  await until(`prometheus ready (${stderr.slice(-500)})`, 20_000, async () => ((await fetch(`${url}/-/ready`)).ok ? true : undefined));
-  return url;
-}
-
-async function query(prometheus: string, expr: string): Promise<Json> {
-  const response = await fetch(`${prometheus}/api/v1/query?${new URLSearchParams({ query: expr })}`);
-  return (await response.json()) as Json;
 }
 
 describe('the Prometheus dashboard against a real Prometheus', () => {
   it('every PromQL expression returns numbers while sessions are ingested', { timeout: 90_000 }, async () => {
     const server = await startServer();
-    const prometheus = await startPrometheus(new URL(server.url).host);
+    const prometheus = await startPrometheus(scrapeConfig(new URL(server.url).host));
     await until('cachebreak scraped', 20_000, async () => {
       const result = (await query(prometheus, 'up{job="cachebreak"} == 1')).data?.result;
       return result?.length === 1 ? true : undefined;
@@ -129,17 +73,40 @@ describe('the Prometheus dashboard against a real Prometheus', () => {
 
     const all = expressions();
     expect(all.length).toBeGreaterThanOrEqual(10);
-    for (const { where, expr } of all) {
-      const promql = interpolate(expr);
-      const reply = await query(prometheus, promql);
-      expect(reply.status, `${where}: ${promql} → ${JSON.stringify(reply).slice(0, 300)}`).toBe('success');
-      expect(reply.data.resultType, where).toBe('vector');
-      expect(reply.data.result.length, `${where}: ${promql} returned no series`).toBeGreaterThan(0);
-      for (const sample of reply.data.result) {
-        expect(Number.isFinite(Number(sample.value[1])), `${where}: ${promql} → ${JSON.stringify(sample)}`).toBe(true);
-      }
-    }
+    await expectNumbers(prometheus, all);
     // Left as is, the macro is not PromQL: the substitution above is what makes these pass.
     expect((await query(prometheus, 'rate(cachebreak_tokens_total[$__rate_interval])')).status).toBe('error');
+  });
+
+  it('after `cachebreak demo`, with nothing sent since, every panel over stored counters has series and Prometheus holds the stored totals', { timeout: 90_000 }, async () => {
+    const db = join(tempDir(), 'demo.db');
+    expect((await cli(['demo', '--db', db])).code).toBe(0);
+    const store = new SqliteStore(db, SERVICE_DETECTION);
+    const [totals] = await store.totals('default', { filters: {} });
+    await store.close();
+    const server = await startServer({ db });
+    const prometheus = await startPrometheus(scrapeConfig(new URL(server.url).host));
+    await until('stored turns scraped', 20_000, async () => {
+      const result = (await query(prometheus, 'sum(cachebreak_turns_total)')).data?.result;
+      return result?.length === 1 ? Number(result[0].value[1]) : undefined;
+    }).then((scraped) => expect(scraped).toBe(totals!.turns));
+    // increase() needs two samples in its window.
+    await until('two scrapes', 20_000, async () => {
+      const result = (await query(prometheus, 'count_over_time(cachebreak_turns_total[1m]) >= 2')).data?.result;
+      return result?.length > 0 ? true : undefined;
+    });
+    // The variables' values come from the stored counters.
+    for (const variable of dashboard.templating.list as Json[]) {
+      const [, metric, label] = /^label_values\((\w+), (\w+)\)$/.exec(variable.query.query)!;
+      const reply = (await (await fetch(`${prometheus}/api/v1/label/${label}/values?${new URLSearchParams({ 'match[]': metric! })}`)).json()) as Json;
+      expect(reply.data.length, variable.name).toBeGreaterThan(0);
+    }
+    // Events count what this process received (nothing yet), and the
+    // annotations mark breaks in the window (none): only those may be empty.
+    const panels = expressions().filter(({ where }) => where.startsWith('panel '));
+    const stored = panels.filter(({ expr }) => !/cachebreak_events_total/.test(expr));
+    expect(stored.length).toBe(panels.length - 1);
+    // Nothing was sent in the window: a ratio of two increases is 0/0.
+    await expectNumbers(prometheus, stored, (expr) => expr.includes(') / '));
   });
 });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { spawnServer, type ServerProcess } from './process.js';
+import { spawnServer, type Executable, type ServerProcess } from './process.js';
 
 export type { Exit, Reply, ServerProcess } from './process.js';
 export { getJson, postEvents, request } from './process.js';
@@ -38,6 +38,8 @@ export interface StartOptions {
   args?: readonly string[];
   /** Flags for node itself, e.g. ['--max-old-space-size=128']. */
   nodeArgs?: readonly string[];
+  /** An installed `cachebreak` to run instead of this checkout's dist/cli.js. */
+  executable?: Executable;
   /**
    * 'test' (default): killed after the test. 'file': shared by a file's
    * tests (started in beforeAll), killed after the last of them, with its
@@ -58,7 +60,7 @@ export async function startServer(options: StartOptions = {}): Promise<ServerPro
     db = join(dir, 'x.db');
   }
   db ??= join(tempDir(), 'x.db');
-  const server = await spawnServer(db, options.args, options.nodeArgs, options.command);
+  const server = await spawnServer(db, options.args, options.nodeArgs, options.command, options.executable);
   const set = running[lifetime];
   set.add(server);
   void server.exited.then(() => set.delete(server));

@@ -35,6 +35,7 @@ import {
   type TotalsQuery,
   type TotalsRow,
   type TurnView,
+  type StoredCounts,
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
@@ -691,6 +692,40 @@ export class SqliteStore implements Store {
       .prepare<[], { id: number; name: string }>('SELECT id, name FROM projects ORDER BY name')
       .all()
       .map((p) => ({ project: p.name, waiting: counts.get(p.id) ?? 0 }));
+  }
+
+  async storedCounts(): Promise<StoredCounts[]> {
+    // One row per label set of the counters: few, whatever the number of minutes.
+    const rows = this.opened.sqlite
+      .prepare<
+        [],
+        {
+          project: string; model: string; provider: string; state: number; reason: string; turns: number;
+          uncached: number; read: number; write: number; output: number; breaks: number; missed: number; micro_usd: number; unpriced: number;
+        }
+      >(
+        `SELECT p.name AS project, m.value AS model, v.value AS provider, r.state, r.reason, sum(r.turns) AS turns,
+           sum(r.uncached) + sum(r.unmeasured_input) AS uncached, sum(r.read) AS read, sum(r.write) AS write, sum(r.output) AS output,
+           sum(r.breaks) AS breaks, sum(r.missed) AS missed, sum(r.extra_cost_micro_usd) AS micro_usd, sum(r.unpriced) AS unpriced
+         FROM rollups r JOIN projects p ON p.id = r.project_id JOIN labels m ON m.id = r.model_id JOIN labels v ON v.id = r.provider_id
+         GROUP BY r.project_id, r.model_id, r.provider_id, r.state, r.reason
+         HAVING sum(r.turns) > 0`,
+      )
+      .all();
+    return rows.map((r) => ({
+      project: r.project,
+      model: r.model,
+      provider: r.provider,
+      state: TURN_STATES[r.state]!,
+      reason: r.reason,
+      turns: r.turns,
+      // Unreported usage counts all its input as uncached, as ObservedTurn does.
+      tokens: { uncached: r.uncached, read: r.read, write: r.write, output: r.output },
+      breaks: r.breaks,
+      missed: r.missed,
+      extraCostUsd: r.micro_usd / 1_000_000,
+      unpriced: r.unpriced,
+    }));
   }
 
   /**
