@@ -11,6 +11,7 @@ import { reevaluateCommand } from './reevaluate.js';
 import { reportCommand } from './report.js';
 import { serveCommand } from './serve.js';
 import { tailCommand } from './tail.js';
+import { VERSION } from '../version.js';
 
 const COMMANDS = [serveCommand, proxyCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
@@ -26,6 +27,7 @@ function overview(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run "cachebreak <command> --help" for its options.',
+    '"cachebreak --version" prints the version.',
     '',
   ].join('\n');
 }
@@ -34,6 +36,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout(overview());
+    return 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(`cachebreak ${VERSION}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);
