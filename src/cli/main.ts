@@ -1,6 +1,7 @@
 // cachebreak's command line: one command per file under cli/, dispatched here.
 // Kept apart from the bin entry so tests call `main` with an in-memory Io.
 import { ConfigError, parseOptions } from '../config.js';
+import { CannotListen } from '../server.js';
 import { DatabaseUnusable } from '../store/db.js';
 import { commandHelp, type Command, type Io } from './command.js';
 import { demoCommand } from './demo.js';
@@ -60,7 +61,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     // What is wrong with the file and what to do: no stack trace.
-    if (error instanceof DatabaseUnusable) {
+    if (error instanceof DatabaseUnusable || error instanceof CannotListen) {
       io.stderr(`cachebreak ${command.name}: ${error.message}\n`);
       return 1;
     }
