@@ -417,7 +417,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_GRPC_PORT',
     default: 4317 as number | 'off',
     valueName: 'PORT',
-    help: 'OTLP/gRPC port; 0 picks a free one, "off" serves no gRPC',
+    help: 'OTLP/gRPC port (4317, the OTLP default, where exporters send unless told otherwise); 0 picks a free one, "off" serves no gRPC. A port already taken (e.g. by a local OpenTelemetry Collector) is a warning: the server serves OTLP over HTTP only',
     parse: (raw, name) => (raw.trim().toLowerCase() === 'off' ? 'off' : integer(0, 65535)(raw, name)),
   } satisfies Option<number | 'off'>,
   'otlp-export-endpoint': {

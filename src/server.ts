@@ -17,6 +17,7 @@ import { reevaluateLogged } from './reevaluation.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
+import { lockDatabase, type DatabaseLock } from './store/lock.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
 import { seedCounters } from './telemetry/stored-counts.js';
@@ -72,6 +73,18 @@ export interface ServerOptions {
   otel?: OtelSettings | undefined;
 }
 
+/** A port the server cannot listen on: the command exits 1, saying which port and the option that changes it. */
+export class CannotListen extends Error {}
+
+/** What a failed listen means, in words: EADDRINUSE and EACCES are the usual ones. */
+function listenProblem(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code ?? /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec((error as Error).message)?.[1];
+  if (code === 'EADDRINUSE') return 'the port is already in use by another program';
+  if (code === 'EACCES') return 'this user may not listen on that port';
+  if (code === 'EADDRNOTAVAIL') return 'that address is not one of this machine\'s';
+  return (error as Error).message;
+}
+
 function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
@@ -124,6 +137,8 @@ export interface RunningServer {
   port: number;
   /** The bound OTLP/gRPC port, when gRPC is served. */
   grpcPort: number | undefined;
+  /** Why gRPC was asked for but is not served (its port was taken). */
+  grpcProblem: string | undefined;
   /** The provider proxy's URL, when it is served. */
   proxyUrl: string | undefined;
   log: Logger;
@@ -171,9 +186,17 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
+  let lock: DatabaseLock | undefined;
+  try {
+    lock = lockDatabase(options.db);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const closeStore = () => store.close().finally(() => lock?.release());
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
   if (!openWithoutKeys && !(await store.hasActiveKeys())) {
-    await store.close();
+    await closeStore();
     throw new ConfigError(
       `refusing to serve ${options.host} with no API keys: anyone who can connect could read and write. ` +
         'Create keys first (cachebreak keys create --project NAME --scope ingest,read), ' +
@@ -214,7 +237,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
-    await store.close();
+    await closeStore();
     throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
   }
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
@@ -234,27 +257,33 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
-    const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
-    started.once('error', reject);
-  });
+  let server: ReturnType<typeof serve>;
+  try {
+    server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+      const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
+      const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
+      started.once('error', reject);
+    });
+  } catch (error) {
+    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
+    await readers?.close();
+    await closeStore();
+    throw new CannotListen(`cannot serve HTTP on ${options.host}:${options.port}: ${listenProblem(error)}; choose another --port (CACHEBREAK_PORT)`);
+  }
   server.maxConnections = maxConnections;
   const { port } = server.address() as AddressInfo;
   let grpc: RunningGrpc | undefined;
+  let grpcProblem: string | undefined;
   try {
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
       grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections });
     }
   } catch (error) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
-    await readers?.close();
-    await store.close();
-    throw new ConfigError(
-      `cannot serve OTLP/gRPC on ${options.host}:${options.grpcPort} (${(error as Error).message}); choose another --grpc-port, or --grpc-port off`,
-    );
+    // gRPC is one of several ways in: a port taken (often by a local OpenTelemetry Collector
+    // or Jaeger on 4317) leaves HTTP serving, with one warning.
+    grpcProblem = `${listenProblem(error)}; OTLP over HTTP works on the HTTP port. Choose another --grpc-port (CACHEBREAK_GRPC_PORT), or --grpc-port off`;
+    log.warn('grpc_not_served', { port: options.grpcPort, message: `cannot serve OTLP/gRPC on ${options.host}:${options.grpcPort}: ${grpcProblem}` });
   }
   let proxy: RunningProxy | undefined;
   try {
@@ -270,8 +299,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     await grpc?.close();
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await readers?.close();
-    await store.close();
-    throw new ConfigError(`cannot serve the proxy on ${options.host}:${options.proxy?.port} (${(error as Error).message}); choose another --proxy-port`);
+    await closeStore();
+    throw new CannotListen(`cannot serve the proxy on ${options.host}:${options.proxy?.port}: ${listenProblem(error)}; choose another --proxy-port`);
   }
   const prune = retention(store, options, log);
   const tailer = options.tail && (await startTail(options.tail, pipeline, store, options.project, log));
@@ -281,6 +310,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     url: `http://${host}:${port}`,
     port,
     grpcPort: grpc?.port,
+    grpcProblem,
     proxyUrl: proxy?.url,
     log,
     access,
@@ -297,7 +327,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       ])
         .then(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS))
         .then(() => readers?.close())
-        .then(() => store.close());
+        .then(closeStore);
       return closing;
     },
   };

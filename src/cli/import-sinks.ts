@@ -32,11 +32,12 @@ export interface Sink {
 export class ImportStopped extends Error {}
 
 /**
- * Errors name a position within the batch ("line 3: …", "events[2].ts: …");
- * the file's line number replaces it in the summary.
+ * Errors name a position within the batch ("line 3: …", "events[2].ts: …", once
+ * per problem: "events[2].ts: required; events[2].model: required"); the
+ * file's line number replaces it in the summary.
  */
 function withoutPosition(error: string): string {
-  return error.replace(/^events\[\d+\](\.|: )/, '').replace(/^line \d+: /, '');
+  return error.replace(/(^|; )events\[\d+\](?:\.|: )/g, '$1').replace(/^line \d+: /, '');
 }
 
 function allRejected(batch: readonly NumberedLine[], error: string): BatchResult {

@@ -1,12 +1,12 @@
 // `cachebreak import FILE…`: NDJSON events (SPEC §2, one per line) into a
-// database, or into a running server, with a summary that points at every
-// rejected line.
+// database, or into a running server, streamed batch by batch (constant
+// memory), with a summary that points at the rejected lines.
 import { statSync } from 'node:fs';
 import { ConfigError, detectionOf } from '../config.js';
 import type { Command, Io } from './command.js';
 import { count, plural } from './format.js';
 import { databaseSink, ImportStopped, serverSink, type LineRejection, type Sink } from './import-sinks.js';
-import { displayName, eventLines, readSource, STDIN } from './ndjson-input.js';
+import { displayName, eventLines, STDIN } from './ndjson-input.js';
 import { progressBar } from './progress.js';
 
 /** Rejections listed in the summary; the rest are counted. */
@@ -16,7 +16,9 @@ interface Tally {
   lines: number;
   accepted: number;
   duplicates: number;
-  rejected: { source: string; rejection: LineRejection }[];
+  rejected: number;
+  /** The first LISTED rejections, shown in the summary; the rest are counted. */
+  listed: { source: string; rejection: LineRejection }[];
 }
 
 function checkSources(sources: readonly string[]): void {
@@ -34,34 +36,35 @@ function checkSources(sources: readonly string[]): void {
 }
 
 async function importSource(source: string, sink: Sink, batchSize: number, tally: Tally, io: Io): Promise<void> {
-  const lines = eventLines(await readSource(source, io));
-  const progress = progressBar(io, displayName(source), lines.length, 'lines');
+  // Standard input has no known size: no bar.
+  const size = source === STDIN ? 0 : statSync(source).size;
+  const progress = size > 0 ? progressBar(io, displayName(source), size, 'bytes') : undefined;
   try {
-    for (let start = 0; start < lines.length; start += batchSize) {
-      const batch = lines.slice(start, start + batchSize);
-      const result = await sink.send(batch);
-      tally.lines += batch.length;
+    for await (const { lines, bytesRead } of eventLines(source, io, batchSize)) {
+      const result = await sink.send(lines);
+      tally.lines += lines.length;
       tally.accepted += result.accepted;
       tally.duplicates += result.duplicates;
-      for (const rejection of result.rejected) tally.rejected.push({ source: displayName(source), rejection });
-      progress.update(start + batch.length);
+      tally.rejected += result.rejected.length;
+      for (const rejection of result.rejected.slice(0, LISTED - tally.listed.length)) tally.listed.push({ source: displayName(source), rejection });
+      progress?.update(bytesRead);
     }
   } finally {
-    progress.finish();
+    progress?.finish();
   }
 }
 
 function summary(tally: Tally, files: number, target: string): string {
   const out = [
     `Imported ${plural(tally.lines, 'line')} from ${plural(files, 'file')} into ${target}: ` +
-      `${count(tally.accepted)} accepted, ${plural(tally.duplicates, 'duplicate')}, ${count(tally.rejected.length)} rejected.`,
+      `${count(tally.accepted)} accepted, ${plural(tally.duplicates, 'duplicate')}, ${count(tally.rejected)} rejected.`,
   ];
-  if (tally.rejected.length > 0) {
+  if (tally.rejected > 0) {
     out.push('Rejected:');
-    for (const { source, rejection } of tally.rejected.slice(0, LISTED)) {
+    for (const { source, rejection } of tally.listed) {
       out.push(`  ${source}:${rejection.line}: ${rejection.error}`);
     }
-    if (tally.rejected.length > LISTED) out.push(`  … and ${plural(tally.rejected.length - LISTED, 'more rejected line')}`);
+    if (tally.rejected > LISTED) out.push(`  … and ${plural(tally.rejected - LISTED, 'more rejected line')}`);
   }
   return out.join('\n') + '\n';
 }
@@ -92,11 +95,11 @@ export const importCommand: Command<'db' | 'server' | 'key' | 'project' | 'batch
     } catch (error) {
       return stopped(error);
     }
-    const tally: Tally = { lines: 0, accepted: 0, duplicates: 0, rejected: [] };
+    const tally: Tally = { lines: 0, accepted: 0, duplicates: 0, rejected: 0, listed: [] };
     let code: number;
     try {
       for (const source of positionals) await importSource(source, sink, values.batch, tally, io);
-      code = tally.rejected.length > 0 ? 1 : 0;
+      code = tally.rejected > 0 ? 1 : 0;
     } catch (error) {
       code = stopped(error);
     } finally {

@@ -1,6 +1,7 @@
 // cachebreak's command line: one command per file under cli/, dispatched here.
 // Kept apart from the bin entry so tests call `main` with an in-memory Io.
 import { ConfigError, parseOptions } from '../config.js';
+import { CannotListen } from '../server.js';
 import { DatabaseUnusable } from '../store/db.js';
 import { commandHelp, type Command, type Io } from './command.js';
 import { demoCommand } from './demo.js';
@@ -11,6 +12,7 @@ import { reevaluateCommand } from './reevaluate.js';
 import { reportCommand } from './report.js';
 import { serveCommand } from './serve.js';
 import { tailCommand } from './tail.js';
+import { VERSION } from '../version.js';
 
 const COMMANDS = [serveCommand, proxyCommand, importCommand, tailCommand, reportCommand, reevaluateCommand, demoCommand, keysCommand] as Command[];
 
@@ -26,6 +28,7 @@ function overview(): string {
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Run "cachebreak <command> --help" for its options.',
+    '"cachebreak --version" prints the version.',
     '',
   ].join('\n');
 }
@@ -34,6 +37,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io.stdout(overview());
+    return 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout(`cachebreak ${VERSION}\n`);
     return 0;
   }
   const command = COMMANDS.find((c) => c.name === name);
@@ -54,7 +61,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     // What is wrong with the file and what to do: no stack trace.
-    if (error instanceof DatabaseUnusable) {
+    if (error instanceof DatabaseUnusable || error instanceof CannotListen) {
       io.stderr(`cachebreak ${command.name}: ${error.message}\n`);
       return 1;
     }

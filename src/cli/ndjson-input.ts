@@ -1,12 +1,19 @@
-// The files `import` reads: whole NDJSON texts, split into the lines that
-// carry events, each with its line number in the file.
-import { readFile } from 'node:fs/promises';
+// The files `import` reads, streamed: the lines that carry events, each with
+// its line number in the file, in batches, so that memory stays bounded by a
+// batch however large the file or standard input is.
+import { createReadStream } from 'node:fs';
 import type { Io } from './command.js';
 
 export interface NumberedLine {
   /** 1-based, counting blank lines too, as an editor shows it. */
   line: number;
   text: string;
+}
+
+export interface LineBatch {
+  lines: NumberedLine[];
+  /** Bytes of the source read so far (for progress). */
+  bytesRead: number;
 }
 
 /** `-` is standard input. */
@@ -16,26 +23,46 @@ export function displayName(source: string): string {
   return source === STDIN ? 'stdin' : source;
 }
 
-export async function readSource(source: string, io: Io): Promise<string> {
-  let text: string;
-  if (source === STDIN) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of io.stdin ?? []) chunks.push(Buffer.from(chunk));
-    text = Buffer.concat(chunks).toString('utf8');
-  } else {
-    text = await readFile(source, 'utf8');
-  }
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+function chunksOf(source: string, io: Io): AsyncIterable<Uint8Array> | Iterable<Uint8Array> {
+  return source === STDIN ? (io.stdin ?? []) : createReadStream(source, { highWaterMark: 1 << 20 });
 }
 
 /**
- * The lines that carry an event. Blank lines are skipped exactly as the NDJSON
- * decoder skips them, so the n-th decoded value is the n-th line returned here.
+ * Batches of at most `batchSize` lines that carry an event. Blank lines are
+ * skipped exactly as the NDJSON decoder skips them, so the n-th decoded value
+ * is the n-th line returned here; a leading byte-order mark is dropped.
  */
-export function eventLines(text: string): NumberedLine[] {
-  const out: NumberedLine[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() !== '') out.push({ line: i + 1, text: line });
-  });
-  return out;
+export async function* eventLines(source: string, io: Io, batchSize: number): AsyncGenerator<LineBatch> {
+  const decoder = new TextDecoder('utf-8');
+  let rest = '';
+  let lineNumber = 0;
+  let bytesRead = 0;
+  let first = true;
+  let batch: NumberedLine[] = [];
+  const take = (text: string) => {
+    lineNumber += 1;
+    if (text.trim() !== '') batch.push({ line: lineNumber, text });
+  };
+  for await (const chunk of chunksOf(source, io)) {
+    bytesRead += chunk.byteLength;
+    let text = rest + decoder.decode(chunk, { stream: true });
+    if (first && text.length > 0) {
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      first = false;
+    }
+    let start = 0;
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
+      take(text.slice(start, end));
+      start = end + 1;
+      if (batch.length >= batchSize) {
+        yield { lines: batch, bytesRead };
+        batch = [];
+      }
+    }
+    rest = text.slice(start);
+  }
+  rest += decoder.decode();
+  if (first && rest.charCodeAt(0) === 0xfeff) rest = rest.slice(1);
+  take(rest);
+  if (batch.length > 0) yield { lines: batch, bytesRead };
 }

@@ -1,5 +1,5 @@
-import { ConfigError, detectionOf, limitsOf, otelOf, type OptionValues } from '../config.js';
-import { startServer, type ServerOptions } from '../server.js';
+import { ConfigError, detectionOf, limitsOf, otelOf, type OptionValues, type OtelSettings } from '../config.js';
+import { startServer, type RunningServer, type ServerOptions } from '../server.js';
 import type { Command, Io } from './command.js';
 
 export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers'] as const;
@@ -10,15 +10,51 @@ export const SERVE_DETAILS = [
   'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
   'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
   '--format, --from-start, --follow-symlinks and --batch apply to them.',
+  'One server per database: it holds DB.lock (its pid) while it runs, and a second serve on the same file exits 1.',
+  'import --db, tail --db and reevaluate take no lock (SQLite serialises their writes): use them on a file no server',
+  'holds, and import --server to send to a running one.',
   'Exit code: 0 once stopped; 1 when the database cannot be opened or written (a read-only file, a missing',
-  'or read-only directory), before anything listens; 2 for a usage error.',
+  'or read-only directory, a file another server or process holds) or the HTTP port is taken, before anything',
+  'listens; 2 for a usage error.',
 ].join('\n');
+
+/** A URL as printed: without the user and password it may carry. */
+function shownUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = '';
+  parsed.password = '';
+  return parsed.href;
+}
+
+/**
+ * What `serve` prints once listening: the line supervisors and scripts wait
+ * for, then where the page, the OTLP endpoints and the break export are.
+ */
+function startLines(server: RunningServer, values: OptionValues<ServeOptionName>, otel: OtelSettings): string {
+  const host = new URL(server.url).hostname;
+  const grpc = server.grpcPort === undefined ? '' : `, OTLP/gRPC on ${host}:${server.grpcPort}`;
+  const access = server.access === 'open' ? 'open: no API key' : 'locked: API keys required';
+  const proxied = server.proxyUrl === undefined ? '' : `, proxy on ${server.proxyUrl}`;
+  const grpcState =
+    server.grpcPort !== undefined ? `${host}:${server.grpcPort}` : server.grpcProblem !== undefined ? `not served (port ${values['grpc-port']}: ${server.grpcProblem})` : 'off (--grpc-port off)';
+  const breaks = otel.breaks;
+  const exported = breaks === undefined ? 'off (--otlp-export-endpoint URL sends every break to your OpenTelemetry collector)' : `on, to ${shownUrl(breaks.url)} (${breaks.protocol})`;
+  return [
+    `cachebreak listening on ${server.url}${grpc}${proxied} (database ${values.db}; ${access})`,
+    `  page:          ${server.url}/`,
+    `  OTLP/HTTP:     ${server.url}/v1/logs, /v1/traces, /v1/metrics`,
+    `  OTLP/gRPC:     ${grpcState}`,
+    `  break export:  ${exported}`,
+    '',
+  ].join('\n');
+}
 
 /** Runs the server until SIGINT or SIGTERM: `serve`, and `proxy` with its proxy. */
 export async function runServer(values: OptionValues<ServeOptionName>, io: Io, proxy?: ServerOptions['proxy']): Promise<number> {
   if (values.retain !== undefined && values['retain-rollups'] !== undefined && values['retain-rollups'] < values.retain) {
     throw new ConfigError('--retain-rollups: must be at least --retain (dashboards read rollups of the turns kept)');
   }
+  const otel = otelOf(values['otlp-export-endpoint'], io.env);
   const server = await startServer(
     {
       host: values.host,
@@ -44,7 +80,7 @@ export async function runServer(values: OptionValues<ServeOptionName>, io: Io, p
       maxMetricModels: values['max-metric-models'],
       readWorkers: values['read-workers'],
       grpcPort: values['grpc-port'] === 'off' ? undefined : values['grpc-port'],
-      otel: otelOf(values['otlp-export-endpoint'], io.env),
+      otel,
       tail:
         values.tail.length === 0
           ? undefined
@@ -68,10 +104,7 @@ export async function runServer(values: OptionValues<ServeOptionName>, io: Io, p
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
-  const grpc = server.grpcPort === undefined ? '' : `, OTLP/gRPC on ${new URL(server.url).hostname}:${server.grpcPort}`;
-  const access = server.access === 'open' ? 'open: no API key' : 'locked: API keys required';
-  const proxied = server.proxyUrl === undefined ? '' : `, proxy on ${server.proxyUrl}`;
-  io.stdout(`cachebreak listening on ${server.url}${grpc}${proxied} (database ${values.db}; ${access})\n`);
+  io.stdout(startLines(server, values, otel));
   await stopped;
   return 0;
 }

@@ -73,6 +73,13 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
       error,
     );
   }
+  if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) {
+    return new DatabaseUnusable(
+      `the database ${path} is locked by another process (${reason}): stop the process that holds it (another program with the file open in a transaction), or point --db at another file`,
+      code,
+      error,
+    );
+  }
   if (code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_') || code === 'SQLITE_PERM') {
     return new DatabaseUnusable(
       `cannot open or create the database ${path}${user} (${reason}): its directory must exist and be writable by this user, ` +
@@ -111,6 +118,11 @@ function checkWritable(sqlite: Database.Database): void {
 export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
   // A reader has nothing to advise about writing: it keeps SQLite's error.
   const explain = (error: unknown) => (options.readonly ? undefined : unusable(path, error)) ?? error;
+  // better-sqlite3 says only "the directory does not exist", as a TypeError with no code.
+  const folder = dirname(path);
+  if (path !== ':memory:' && !existsSync(folder)) {
+    throw new DatabaseUnusable(`cannot create the database ${path}: the folder ${folder} does not exist. Create it (mkdir -p ${folder}) or point --db at a file in an existing folder`, 'SQLITE_CANTOPEN', undefined);
+  }
   let sqlite: Database.Database;
   try {
     sqlite = new Database(path, { readonly: options.readonly ?? false });

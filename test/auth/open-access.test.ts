@@ -123,7 +123,8 @@ describe('a locked server (API keys)', () => {
     const host = `127.0.0.1:${port(server)}`;
     expect((await get(server, '/v1/sessions', { host })).status).toBe(401);
     expect((await get(server, '/v1/sessions', { host, authorization: `Bearer ${key}` })).status).toBe(401);
-    // Started with the explicit flag, it opens again.
+    // Started again with the explicit flag (one server per database: the first stops), it opens again.
+    await server.close();
     const { server: insecure } = await serve(db, { insecureNoAuth: true });
     expect(insecure.access).toBe('open');
     expect((await get(insecure, '/v1/sessions', { host: `127.0.0.1:${port(insecure)}` })).status).toBe(200);

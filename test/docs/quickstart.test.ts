@@ -19,7 +19,7 @@ afterEach(async () => {
 describe('README quick start', () => {
   it('sends a snapshot and a usage record per turn with curl and reads the break back', async () => {
     const readme = readFileSync(README, 'utf8');
-    const example = /```sh\n(curl -s http:\/\/127\.0\.0\.1:4318\/v1\/events[\s\S]*?)```/.exec(readme)?.[1];
+    const example = /```sh\n((?:NOW=[^\n]*\n)?curl -s http:\/\/127\.0\.0\.1:4318\/v1\/events[\s\S]*?)```/.exec(readme)?.[1];
     expect(example).toBeDefined();
     const logs: string[] = [];
     server = await startServer(
@@ -40,5 +40,10 @@ describe('README quick start', () => {
       currentCacheReadTokens: 0,
     });
     expect(logs.filter((l) => l.includes('event=prompt_cache_break'))).toHaveLength(1);
+    // The turns are a minute old, not on a fixed date: the page and the dashboards (last 24 hours by default) show them.
+    expect(Date.now() - Date.parse(record.ts)).toBeGreaterThan(0);
+    expect(Date.now() - Date.parse(record.ts)).toBeLessThan(5 * 60_000);
+    const sessions = await (await fetch(`${server.url}/grafana/values?dimension=sessionId`)).json();
+    expect(sessions).toEqual([{ value: 'sess_A' }]);
   });
 });

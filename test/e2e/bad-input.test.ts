@@ -187,7 +187,7 @@ const PARTIAL_CASES: PartialCase[] = [
       duplicates: 0,
       rejected: [
         { index: 1, field: 'provider', error: 'events[1].provider: Too small: expected string to have >=1 characters' },
-        { index: 4, field: 'requestId', error: 'events[4].requestId: required' },
+        { index: 4, field: 'requestId', error: 'events[4].requestId: required; events[4].sessionId: required; events[4].ts: required; events[4].model: required' },
       ],
     },
     newTurns: 2,

@@ -32,6 +32,8 @@ export interface ServerProcess {
   pid: number;
   /** Every stderr line so far (logfmt), without the newline. */
   stderrLines: string[];
+  /** Every stdout line so far: the listening line first, then where the page and the OTLP endpoints are. */
+  stdoutLines: string[];
   /** Resolves when the process has exited. */
   exited: Promise<Exit>;
   /** Sends `signal` (default SIGTERM) and waits for the exit, at most STOP_TIMEOUT_MS. */
@@ -110,7 +112,7 @@ export async function spawnServer(
     child.kill('SIGKILL');
     throw error;
   }
-  if (stdoutLines.length !== 1) throw new Error(`expected one line on stdout, got ${JSON.stringify(stdoutLines)}`);
+  if (!LISTENING.test(stdoutLines[0] ?? '')) throw new Error(`expected the listening line first on stdout, got ${JSON.stringify(stdoutLines)}`);
 
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<Exit> => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal);
@@ -130,6 +132,7 @@ export async function spawnServer(
     access: started.access,
     pid: child.pid!,
     stderrLines,
+    stdoutLines,
     exited,
     stop,
     kill9: () => stop('SIGKILL'),

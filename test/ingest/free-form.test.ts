@@ -31,7 +31,7 @@ describe('free-form fields', () => {
   it.each(['params', 'thinking', 'toolChoice', 'diagnostics'])('%s nested too deep is that event\'s rejection', (field) => {
     const value = field === 'params' ? { speed: nest(10_000) } : nest(10_000);
     const event = field === 'diagnostics' ? { type: 'usage', requestId: 'u1', uncachedInputTokens: 1, cacheReadInputTokens: 0, diagnostics: value } : { ...snapshot, [field]: value };
-    expect(toCacheEvent(event)).toEqual({ ok: false, field, error: `${field}: nested more than ${MAX_DEPTH} levels deep` });
+    expect(toCacheEvent(event)).toMatchObject({ ok: false, field, error: `${field}: nested more than ${MAX_DEPTH} levels deep` });
   });
 
   it('a raw request body nested beyond what hashing can walk is refused, not thrown', () => {

@@ -159,7 +159,7 @@ describe('times out of range', () => {
 
   it('toCacheEvent names the range for every time field', () => {
     expect(toCacheEvent(turn('r', 's', { endTs: -1 }))).toMatchObject({ ok: false, field: 'endTs' });
-    expect(toCacheEvent(turn('r', 's', { ts: 0 }))).toEqual({ ok: false, field: 'ts', error: `ts: ${RANGE}, got 0` });
+    expect(toCacheEvent(turn('r', 's', { ts: 0 }))).toMatchObject({ ok: false, field: 'ts', error: `ts: ${RANGE}, got 0` });
     expect(toCacheEvent(turn('r', 's', { ts: Date.UTC(2099, 11, 31) }))).toMatchObject({ ok: true });
   });
 });

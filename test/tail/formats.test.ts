@@ -102,7 +102,8 @@ describe('NDJSON events', () => {
     const out = decodeLines(ndjsonDecoder(), [good[0], '', '{"type":"turn"}', 'nope', good[1]].join('\n'));
     expect(out.events.map((e) => e.requestId)).toEqual(['s-r0', 's-r1']);
     expect(out.rejected).toEqual([
-      { line: 3, error: 'requestId: required' },
+      // Every problem of the line at once.
+      { line: 3, error: 'requestId: required; sessionId: required; ts: required; model: required' },
       { line: 4, error: expect.stringMatching(/^not valid JSON/) },
     ]);
     expect(out.units).toBe(4);
@@ -121,7 +122,7 @@ describe('NDJSON events', () => {
     expect(converted).not.toContain(undefined);
     for (const event of [...events, ...converted]) {
       const again = toCacheEvent(JSON.parse(JSON.stringify(wireEvent(event!))));
-      expect(again).toEqual({ ok: true, event });
+      expect(again).toEqual({ ok: true, event, unknownKeys: [] });
     }
   });
 });

@@ -2,6 +2,7 @@
 // names the field and what was wrong. Raw content (system, toolDefinitions)
 // is hashed here and never leaves this function.
 import type { z } from 'zod';
+import { unknownKeys } from './unknown-keys.js';
 import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
@@ -16,16 +17,31 @@ export interface Rejection {
   error: string;
 }
 
-export type Conversion = { ok: true; event: CacheEvent } | { ok: false; field: string; error: string };
+export interface Issue {
+  field: string;
+  problem: string;
+}
+
+/**
+ * A valid event, with the keys the contract does not know (ignored, named so a typo is seen);
+ * or every problem of the event's fields at once: `error` joins `issues` ("ts: required; model: required").
+ */
+export type Conversion = { ok: true; event: CacheEvent; unknownKeys: string[] } | { ok: false; field: string; error: string; issues: Issue[] };
 
 class Invalid extends Error {
-  constructor(
-    readonly field: string,
-    readonly problem: string,
-  ) {
-    super(`${field}: ${problem}`);
+  readonly field: string;
+  readonly issues: Issue[];
+
+  constructor(field: string, problem: string, more: Issue[] = []) {
+    const issues = [{ field, problem }, ...more];
+    super(issues.map((issue) => `${issue.field}: ${issue.problem}`).join('; '));
+    this.field = field;
+    this.issues = issues;
   }
 }
+
+/** Issues listed for one event; the rest are counted. */
+const LISTED_ISSUES = 10;
 
 function path(segments: readonly PropertyKey[]): string {
   return segments.reduce<string>(
@@ -44,12 +60,30 @@ function limitOption(issue: z.core.$ZodIssue, limits: Limits): string {
   return issue.origin === 'string' && issue.maximum === limits.maxString ? ` (${LIMIT_OPTIONS.maxString})` : '';
 }
 
-function firstIssue(error: z.ZodError, limits: Limits): Invalid {
-  const issue = error.issues[0]!;
+/** The value at `segments` inside `value`; undefined where it is missing. */
+function at(value: unknown, segments: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const segment of segments) {
+    if (typeof current !== 'object' || current === null) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[segment];
+  }
+  return current;
+}
+
+function issueOf(issue: z.core.$ZodIssue, value: unknown, limits: Limits): Issue {
   const field = path(issue.path) || 'event';
   // A missing field reads better as "required" than as "expected string, received undefined".
-  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
-  return new Invalid(field, missing ? 'required' : issue.message.replace(/^Invalid input: /, '') + limitOption(issue, limits));
+  const missing = issue.path.length > 0 && (issue.code === 'invalid_type' || issue.code === 'invalid_union') && at(value, issue.path) === undefined;
+  return { field, problem: missing ? 'required' : issue.message.replace(/^Invalid input: /, '') + limitOption(issue, limits) };
+}
+
+/** Every problem zod found, so that one round trip fixes them all. */
+function allIssues(error: z.ZodError, value: unknown, limits: Limits): Invalid {
+  const issues = error.issues.slice(0, LISTED_ISSUES).map((issue) => issueOf(issue, value, limits));
+  const left = error.issues.length - issues.length;
+  if (left > 0) issues.push({ field: 'event', problem: `and ${left} more problem${left === 1 ? '' : 's'}` });
+  const [first, ...more] = issues;
+  return new Invalid(first!.field, first!.problem, more);
 }
 
 export function toMs(ts: number | string): number {
@@ -142,7 +176,7 @@ function usageOf(input: UsageInput | TurnInput): Usage {
 function validated<T>(type: EventType, value: Record<string, unknown>, limits: Limits): T {
   if (plainlyValid(type, value, limits)) return value as T;
   const parsed = eventSchemas(limits)[type].safeParse(value);
-  if (!parsed.success) throw firstIssue(parsed.error, limits);
+  if (!parsed.success) throw allIssues(parsed.error, value, limits);
   return parsed.data as T;
 }
 
@@ -209,9 +243,11 @@ function convert(value: unknown, limits: Limits): CacheEvent {
 
 export function toCacheEvent(value: unknown, limits: Limits = DEFAULT_LIMITS): Conversion {
   try {
-    return { ok: true, event: convert(value, limits) };
+    const event = convert(value, limits);
+    const type = (value as { type: EventType }).type;
+    return { ok: true, event, unknownKeys: unknownKeys(EVENT_SCHEMAS[type], value) };
   } catch (error) {
-    if (error instanceof Invalid) return { ok: false, field: error.field, error: error.message };
+    if (error instanceof Invalid) return { ok: false, field: error.field, error: error.message, issues: error.issues };
     throw error;
   }
 }

@@ -19,6 +19,17 @@ export function tooManyEvents(count: number, limit: number): CachebreakError {
   );
 }
 
+/** An accepted event that carried keys the contract does not know: stored without them, and said so. */
+interface Warning {
+  index: number;
+  unknownKeys: string[];
+  message: string;
+}
+
+function unknownKeysWarning(index: number, keys: string[]): Warning {
+  return { index, unknownKeys: keys, message: `events[${index}]: unknown keys ignored: ${keys.join(', ')} (a typo? GET /v1/events/schema lists every field)` };
+}
+
 export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
   app.post('/v1/events', async (c) => {
     const type = mediaType(c.req.raw);
@@ -35,6 +46,7 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
     /** The request index of each event. */
     const indices: number[] = [];
     const rejected: Rejection[] = [];
+    const warnings: Warning[] = [];
     values.forEach((decoded, index) => {
       if (!decoded.ok) {
         rejected.push({ index, field: 'event', error: `events[${index}]: ${decoded.error}` });
@@ -44,7 +56,11 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
       if (converted.ok) {
         events.push(converted.event);
         indices.push(index);
-      } else rejected.push({ index, field: converted.field, error: `events[${index}].${converted.error}` });
+        if (converted.unknownKeys.length > 0) warnings.push(unknownKeysWarning(index, converted.unknownKeys));
+      } else {
+        const error = converted.issues.map((issue) => `events[${index}].${issue.field}: ${issue.problem}`).join('; ');
+        rejected.push({ index, field: converted.field, error });
+      }
     });
     deps.pipeline.rejected(c.var.project, 'http', rejected.length);
     const result = await deps.pipeline.ingest(c.var.project, events, 'http');
@@ -53,7 +69,8 @@ export function registerEvents(app: Hono<AppEnv>, deps: AppDeps): void {
       rejected.push({ index, field, error: `events[${index}]${field === 'event' ? '' : `.${field}`}: ${problem}` });
     }
     rejected.sort((a, b) => a.index - b.index);
-    return c.json({ accepted: result.accepted, duplicates: result.duplicates, rejected });
+    // `warnings` only when there are some: the contract's answer is unchanged for events it fully reads.
+    return c.json({ accepted: result.accepted, duplicates: result.duplicates, rejected, ...(warnings.length > 0 ? { warnings } : {}) });
   });
 
   const schema = eventsJsonSchema(deps.limits);

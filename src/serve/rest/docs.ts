@@ -33,7 +33,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'POST',
     path: '/v1/events',
     summary:
-      'Ingest snapshot, usage and turn events: application/json ({"events":[…]} or an array) or application/x-ndjson, optionally gzip. Answers {accepted, duplicates, rejected:[{index, field, error}]}',
+      'Ingest snapshot, usage and turn events: application/json ({"events":[…]} or an array) or application/x-ndjson, optionally gzip. Answers {accepted, duplicates, rejected:[{index, field, error}]}, and warnings:[{index, unknownKeys, message}] when an accepted event carried keys the contract does not know (ignored)',
   },
   { method: 'GET', path: '/v1/events/schema', summary: 'JSON Schema of one event, generated from the validation schemas' },
   ...(['logs', 'traces', 'metrics'] as const).map(

@@ -26,7 +26,8 @@ function dimensionOf(raw: unknown): string {
 export function registerVariables(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/variable', async (c) => {
     const body = await jsonBody(c, deps.queryBodyLimit);
-    const list = await values(deps, c.var.project, body, dimensionOf(body.payload));
+    // simPod sends {"payload": {"target": …}, "range": …}; by hand, {"target": "model"} is enough.
+    const list = await values(deps, c.var.project, body, dimensionOf(body.payload ?? body));
     return c.json(list.map((value) => ({ __text: value, __value: value })));
   });
 
