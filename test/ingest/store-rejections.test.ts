@@ -9,23 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { T0 } from '../e2e/events.js';
 import { tempDir } from '../helpers.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
-
-const turn = (requestId: string, sessionId: string, fields: Record<string, unknown> = {}) => ({
-  type: 'turn',
-  requestId,
-  sessionId,
-  ts: T0,
-  model: 'claude-sonnet-4-5',
-  provider: 'anthropic',
-  uncachedInputTokens: 5_000,
-  cacheReadInputTokens: 0,
-  ...fields,
-});
-
-async function send(server: TestServer, path: string, body: unknown) {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
+import { send, turn } from './requests.js';
 
 async function turnsOf(server: TestServer, sessionId: string): Promise<{ requestId: string; ts: string; model: string }[]> {
   const response = await fetch(`${server.url}/v1/sessions/${sessionId}/turns`);

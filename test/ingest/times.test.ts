@@ -13,27 +13,11 @@ import { ndjsonDecoder } from '../../src/ingest/tail/formats/ndjson.js';
 import { seedSession, T0 } from '../e2e/events.js';
 import { tempDir } from '../helpers.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
+import { send, turn } from './requests.js';
 
 /** Valid epoch ms by type, one past what a JS Date holds. */
 const POISON = 8_640_000_000_000_001;
 const RANGE = 'expected a time from 2000-01-01T00:00:00Z to 2100-01-01T00:00:00Z';
-
-const turn = (requestId: string, sessionId: string, fields: Record<string, unknown> = {}) => ({
-  type: 'turn',
-  requestId,
-  sessionId,
-  ts: T0,
-  model: 'claude-sonnet-4-5',
-  provider: 'anthropic',
-  uncachedInputTokens: 5_000,
-  cacheReadInputTokens: 0,
-  ...fields,
-});
-
-async function send(server: TestServer, path: string, body: unknown) {
-  const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
 
 async function get(server: TestServer, path: string) {
   const response = await fetch(`${server.url}${path}`);
