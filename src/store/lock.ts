@@ -46,7 +46,8 @@ export function lockDatabase(path: string): DatabaseLock | undefined {
       }
     }
     const pid = holder(lockPath);
-    if (pid !== undefined && alive(pid)) {
+    // A lock naming this very process is stale: in a container every start may get the same pid (often 1).
+    if (pid !== undefined && pid !== process.pid && alive(pid)) {
       throw new DatabaseUnusable(
         `the database ${path} is in use by another cachebreak server (pid ${pid}, see ${lockPath}): ` +
           `stop that server, send to it instead (cachebreak import --server), or point --db at another file`,
