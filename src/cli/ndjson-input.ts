@@ -19,6 +19,14 @@ export interface LineBatch {
 /** `-` is standard input. */
 export const STDIN = '-';
 
+/**
+ * Characters of event text in one batch at most, whatever --batch says: a
+ * batch is held as text, parsed, and (into a database) hashed at once, so
+ * large events (raw system prompts, tool definitions) must make smaller
+ * batches for memory to stay bounded.
+ */
+export const MAX_BATCH_CHARS = 2 * 1024 * 1024;
+
 export function displayName(source: string): string {
   return source === STDIN ? 'stdin' : source;
 }
@@ -28,7 +36,8 @@ function chunksOf(source: string, io: Io): AsyncIterable<Uint8Array> | Iterable<
 }
 
 /**
- * Batches of at most `batchSize` lines that carry an event. Blank lines are
+ * Batches of at most `batchSize` lines that carry an event, and of at most
+ * MAX_BATCH_CHARS characters unless one line alone is longer. Blank lines are
  * skipped exactly as the NDJSON decoder skips them, so the n-th decoded value
  * is the n-th line returned here; a leading byte-order mark is dropped.
  */
@@ -39,9 +48,12 @@ export async function* eventLines(source: string, io: Io, batchSize: number): As
   let bytesRead = 0;
   let first = true;
   let batch: NumberedLine[] = [];
+  let batchChars = 0;
   const take = (text: string) => {
     lineNumber += 1;
-    if (text.trim() !== '') batch.push({ line: lineNumber, text });
+    if (text.trim() === '') return;
+    batch.push({ line: lineNumber, text });
+    batchChars += text.length;
   };
   for await (const chunk of chunksOf(source, io)) {
     bytesRead += chunk.byteLength;
@@ -54,9 +66,10 @@ export async function* eventLines(source: string, io: Io, batchSize: number): As
     for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n', start)) {
       take(text.slice(start, end));
       start = end + 1;
-      if (batch.length >= batchSize) {
+      if (batch.length >= batchSize || batchChars >= MAX_BATCH_CHARS) {
         yield { lines: batch, bytesRead };
         batch = [];
+        batchChars = 0;
       }
     }
     rest = text.slice(start);
