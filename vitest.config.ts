@@ -1,8 +1,33 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * The tests whose subject is the store, directly or through a server: they
+ * run against SQLite (project `sqlite`, with every other test) and against
+ * PostgreSQL (project `postgres`), through the helpers of
+ * test/store-under-test.ts.
+ */
+const STORE_TESTS = ['test/store/**/*.test.ts', 'test/e2e/**/*.test.ts'];
+
+/** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
+const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts'];
+
+/** Store tests whose subject is SQLite itself, or nothing of the store: not run against PostgreSQL. */
+const NOT_ON_POSTGRES: Record<string, string> = {
+  'test/store/checkpointer.test.ts': "SQLite's WAL checkpointer thread",
+  'test/store/interned-prefixes.test.ts': "the SQLite store's in-memory prefix dictionary",
+  'test/store/lock.test.ts': 'the lock file beside a SQLite database',
+  'test/store/query-plans.test.ts': "SQLite's query plans (EXPLAIN QUERY PLAN of its own statements)",
+  'test/store/schema-migrations.test.ts': 'drizzle-kit against the SQLite schema and migrations/',
+  'test/store/sqlite-upgrade.test.ts': 'a database file written by an earlier release (SQLite only)',
+  'test/e2e/migrations.test.ts': "SQLite's migration journal, and a database file written by an earlier release",
+  'test/e2e/read-only-db.test.ts': 'file permissions of a SQLite database',
+  'test/e2e/deploy.test.ts': 'the compose files of deploy/, which run the server on a SQLite volume',
+  'test/e2e/package.test.ts': 'the packed and installed package (npm pack, minutes of CPU); the store is not its subject',
+  'test/e2e/prometheus-dashboard.test.ts': "PromQL of the Prometheus dashboard; the counters' stored totals are metrics-stored.test.ts's, run on both",
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 60_000,
@@ -14,5 +39,25 @@ export default defineConfig({
         'src/core/**': { lines: 95 },
       },
     },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...POSTGRES_ONLY],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: [...STORE_TESTS, ...POSTGRES_ONLY],
+          exclude: [...configDefaults.exclude, ...Object.keys(NOT_ON_POSTGRES)],
+          env: { CACHEBREAK_TEST_STORE: 'postgres' },
+          globalSetup: ['test/pg-setup.ts'],
+        },
+      },
+    ],
   },
 });

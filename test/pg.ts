@@ -41,3 +41,18 @@ export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
     },
   };
 }
+
+/** Throws, saying what to do, when the test server does not answer within a few seconds. */
+export async function assertReachable(): Promise<void> {
+  const admin = postgres(TEST_PG_ADMIN, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  try {
+    await admin`SELECT 1`;
+  } catch (error) {
+    throw new Error(
+      `the postgres test project needs a PostgreSQL server at ${TEST_PG_ADMIN} (${(error as Error).message}): ` +
+        `start it (pg_ctlcluster 15 main start), or set CACHEBREAK_TEST_PG to another server's maintenance database URL`,
+    );
+  } finally {
+    await admin.end({ timeout: 1 });
+  }
+}

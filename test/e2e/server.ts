@@ -1,12 +1,10 @@
-// End-to-end harness: a real `cachebreak serve` process per call, on a
-// database in a temporary directory, always killed after its test (or, when
-// a file's tests share it, after the last of them). Assumes `npm run build`
-// has run (npm test builds before vitest).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// End-to-end harness: a real `cachebreak serve` process per call, on a fresh
+// database of the kind under test (a SQLite file, or a PostgreSQL database:
+// ../store-under-test.ts), always killed after its test (or, when a file's
+// tests share it, after the last of them). Assumes `npm run build` has run
+// (npm test builds before vitest).
 import { afterAll, afterEach } from 'vitest';
-import { tempDir } from '../helpers.js';
+import { freshDb, storeArgs } from '../store-under-test.js';
 import { spawnServer, type Executable, type ServerProcess } from './process.js';
 
 export type { Exit, Reply, ServerProcess } from './process.js';
@@ -21,18 +19,14 @@ async function killAll(set: Set<ServerProcess>): Promise<void> {
   await Promise.all(children.map((child) => child.kill9()));
 }
 
-// Registered after helpers.ts's own afterEach (imported above), so with
-// vitest's stacked hooks it runs first: children die before their
-// directories are removed.
+// Registered after store-under-test.ts's hooks (imported above), so with
+// vitest's stacked hooks these run first: children die before their
+// databases are removed.
 afterEach(() => killAll(running.test));
-const fileDirs: string[] = [];
-afterAll(async () => {
-  await killAll(running.file);
-  for (const dir of fileDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => killAll(running.file));
 
 export interface StartOptions {
-  /** An existing database file (restarts); default: a new file in a new temp dir. */
+  /** An existing database (restarts: `server.db`); default: a fresh one of the kind under test (freshDb). */
   db?: string;
   /** Extra `serve` flags, e.g. ['--body-limit', '64KiB']. */
   args?: readonly string[];
@@ -42,9 +36,8 @@ export interface StartOptions {
   executable?: Executable;
   /**
    * 'test' (default): killed after the test. 'file': shared by a file's
-   * tests (started in beforeAll), killed after the last of them, with its
-   * default database in a directory of its own (helpers.ts's tempDir() is
-   * removed after every test).
+   * tests (started in beforeAll), killed after the last of them, its default
+   * database removed then too.
    */
   lifetime?: 'test' | 'file';
   /** 'serve' (default), or 'proxy': the server with the provider proxy on a free port. */
@@ -53,14 +46,9 @@ export interface StartOptions {
 
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
   const lifetime = options.lifetime ?? 'test';
-  let db = options.db;
-  if (db === undefined && lifetime === 'file') {
-    const dir = mkdtempSync(join(tmpdir(), 'cachebreak-e2e-'));
-    fileDirs.push(dir);
-    db = join(dir, 'x.db');
-  }
-  db ??= join(tempDir(), 'x.db');
-  const server = await spawnServer(db, options.args, options.nodeArgs, options.command, options.executable);
+  const db = options.db ?? (await freshDb('x', lifetime));
+  const args = [...storeArgs(db), ...(options.args ?? [])];
+  const server = await spawnServer(db, args, options.nodeArgs, options.command, options.executable);
   const set = running[lifetime];
   set.add(server);
   void server.exited.then(() => set.delete(server));

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { hashString } from '../../src/core/hash.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
-import type { SqliteStore } from '../../src/store/sqlite/store.js';
+import type { Store } from '../../src/store/store.js';
 import { T0, tools, turn, usage } from '../core/scenario.js';
 
 export const requestArb = fc.record({
@@ -83,7 +83,7 @@ export function eventsOf(requests: Request[]): CacheEvent[] {
   });
 }
 
-export async function storedEvaluations(store: SqliteStore): Promise<Evaluation[]> {
+export async function storedEvaluations(store: Store): Promise<Evaluation[]> {
   const out: Evaluation[] = [];
   for (const session of ['s1', 's2']) {
     for (const view of (await store.sessionTurns('default', session)) ?? []) {

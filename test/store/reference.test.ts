@@ -7,7 +7,7 @@ import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
-import { freshStore } from '../helpers.js';
+import { withFreshStore } from '../store-under-test.js';
 import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
@@ -39,49 +39,49 @@ describe('store against the reference evaluation', () => {
             .map((event) => ({ event, key: randomness.next().value }))
             .sort((a, b) => a.key - b.key)
             .map((x) => x.event);
-          const store = freshStore();
-          let accepted = 0;
-          let repeated = 0;
-          for (let i = 0; i < sent.length; i += batchSize) {
-            const [counts] = (await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }])).counts;
-            accepted += counts!.accepted;
-            repeated += counts!.duplicates;
-          }
-          expect(accepted + repeated).toBe(sent.length);
-          expect(repeated).toBeGreaterThanOrEqual(duplicates.length);
-          expect(byId(await storedEvaluations(store))).toEqual(byId(evaluateEvents(events, SERVICE_DETECTION)));
+          await withFreshStore(async (store) => {
+            let accepted = 0;
+            let repeated = 0;
+            for (let i = 0; i < sent.length; i += batchSize) {
+              const [counts] = (await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }])).counts;
+              accepted += counts!.accepted;
+              repeated += counts!.duplicates;
+            }
+            expect(accepted + repeated).toBe(sent.length);
+            expect(repeated).toBeGreaterThanOrEqual(duplicates.length);
+            expect(byId(await storedEvaluations(store))).toEqual(byId(evaluateEvents(events, SERVICE_DETECTION)));
 
-          // Rollups (read through /v1/stats' query) equal a scan of the turns.
-          const placed = foldEvents(events).filter((t) => t.usage);
-          const expected = emptySums();
-          for (const t of placed) addUsage(expected, t.usage!);
-          const stats = await store.stats('default', { intervalMs: 24 * 3_600_000, filters: {} });
-          const reference = evaluateEvents(events, SERVICE_DETECTION);
-          const breaks = reference.filter((e) => e.break).length;
-          const unmeasured = placed
-            .filter((t) => !t.usage!.cacheReported)
-            .reduce((n, t) => n + t.usage!.uncached + t.usage!.read + t.usage!.write, 0);
-          const sum = (pick: (r: (typeof stats)[number]) => number) => stats.reduce((n, r) => n + pick(r), 0);
-          expect(sum((r) => r.turns)).toBe(placed.length);
-          expect(sum((r) => r.breaks)).toBe(breaks);
-          expect(sum((r) => r.tokens.read)).toBe(expected.read);
-          expect(sum((r) => r.tokens.write)).toBe(expected.write);
-          expect(sum((r) => r.tokens.uncached)).toBe(expected.uncached);
-          expect(sum((r) => r.unreportedInputTokens)).toBe(unmeasured);
-          const missed = reference.reduce((n, e) => n + (e.break?.missedCacheReadTokens ?? 0), 0);
-          expect(sum((r) => r.missedCacheReadTokens)).toBe(missed);
-          // Stream sums (read through /v1/sessions) agree too.
-          const sessions = (await store.sessions('default', {}, {}, { limit: 10 })).items;
-          expect(sessions.reduce((n, s) => n + s.turns, 0)).toBe(placed.length);
-          expect(sessions.reduce((n, s) => n + s.breaks, 0)).toBe(breaks);
-          // The sessions table (kept by triggers) equals grouping the streams themselves, in every order:
-          // naming every agent takes the grouping path.
-          const everyAgent = { agentId: [...new Set(events.map((e) => e.agentId ?? 'main'))] };
-          for (const order of ['recent', 'worst_cache_rate', 'extra_cost'] as const) {
-            const whole = await store.sessions('default', {}, {}, { limit: 10 }, order);
-            expect(whole).toEqual(await store.sessions('default', {}, everyAgent, { limit: 10 }, order));
-          }
-          await store.close();
+            // Rollups (read through /v1/stats' query) equal a scan of the turns.
+            const placed = foldEvents(events).filter((t) => t.usage);
+            const expected = emptySums();
+            for (const t of placed) addUsage(expected, t.usage!);
+            const stats = await store.stats('default', { intervalMs: 24 * 3_600_000, filters: {} });
+            const reference = evaluateEvents(events, SERVICE_DETECTION);
+            const breaks = reference.filter((e) => e.break).length;
+            const unmeasured = placed
+              .filter((t) => !t.usage!.cacheReported)
+              .reduce((n, t) => n + t.usage!.uncached + t.usage!.read + t.usage!.write, 0);
+            const sum = (pick: (r: (typeof stats)[number]) => number) => stats.reduce((n, r) => n + pick(r), 0);
+            expect(sum((r) => r.turns)).toBe(placed.length);
+            expect(sum((r) => r.breaks)).toBe(breaks);
+            expect(sum((r) => r.tokens.read)).toBe(expected.read);
+            expect(sum((r) => r.tokens.write)).toBe(expected.write);
+            expect(sum((r) => r.tokens.uncached)).toBe(expected.uncached);
+            expect(sum((r) => r.unreportedInputTokens)).toBe(unmeasured);
+            const missed = reference.reduce((n, e) => n + (e.break?.missedCacheReadTokens ?? 0), 0);
+            expect(sum((r) => r.missedCacheReadTokens)).toBe(missed);
+            // Stream sums (read through /v1/sessions) agree too.
+            const sessions = (await store.sessions('default', {}, {}, { limit: 10 })).items;
+            expect(sessions.reduce((n, s) => n + s.turns, 0)).toBe(placed.length);
+            expect(sessions.reduce((n, s) => n + s.breaks, 0)).toBe(breaks);
+            // The sessions table (kept by triggers) equals grouping the streams themselves, in every order:
+            // naming every agent takes the grouping path.
+            const everyAgent = { agentId: [...new Set(events.map((e) => e.agentId ?? 'main'))] };
+            for (const order of ['recent', 'worst_cache_rate', 'extra_cost'] as const) {
+              const whole = await store.sessions('default', {}, {}, { limit: 10 }, order);
+              expect(whole).toEqual(await store.sessions('default', {}, everyAgent, { limit: 10 }, order));
+            }
+          });
         },
       ),
       { numRuns: 150 },

@@ -2,7 +2,7 @@
 // sums) longer, and works in steps while the store keeps taking writes.
 import { describe, expect, it } from 'vitest';
 import { MINUTE, T0, turn, usage } from '../core/scenario.js';
-import { freshStore } from '../helpers.js';
+import { storeUnderTest } from '../store-under-test.js';
 
 const DAY = 24 * 60 * MINUTE;
 
@@ -21,7 +21,7 @@ function threeDays() {
 
 describe('retention', () => {
   it('deletes old turns and their breaks, keeps rollups and session sums', async () => {
-    const store = freshStore();
+    const store = await storeUnderTest();
     await store.write([{ project: 'default', events: threeDays() }]);
     const all = { from: T0, to: T0 + 3 * DAY, intervalMs: DAY, filters: {} };
     const before = await store.stats('default', all);
@@ -46,7 +46,7 @@ describe('retention', () => {
   });
 
   it('deletes rollups and emptied sessions past their own, longer retention', async () => {
-    const store = freshStore();
+    const store = await storeUnderTest();
     await store.write([{ project: 'default', events: threeDays() }]);
     await store.prune({ turnsBefore: T0 + 2 * DAY, rollupsBefore: T0 + DAY });
     const stats = await store.stats('default', { from: T0, to: T0 + 3 * DAY, intervalMs: DAY, filters: {} });

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { cacheRate } from '../../src/core/rate.js';
 import type { GroupBy, StatsRow, TurnView } from '../../src/store/store.js';
-import { freshStore } from '../helpers.js';
+import { withFreshStore } from '../store-under-test.js';
 import { eventsOf, requestArb } from './random-workload.js';
 
 const GROUPINGS: (GroupBy | undefined)[] = [undefined, 'model', 'provider', 'agentId', 'reason'];
@@ -65,19 +65,19 @@ describe('rollups', () => {
           .map((event) => ({ event, key: randomness.next().value }))
           .sort((a, b) => a.key - b.key)
           .map((x) => x.event);
-        const store = freshStore();
-        for (let i = 0; i < sent.length; i += batchSize) await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }]);
-        const turns = [...((await store.sessionTurns('default', 's1')) ?? []), ...((await store.sessionTurns('default', 's2')) ?? [])];
-        for (const groupBy of GROUPINGS) {
-          const stats = await store.stats('default', { intervalMs: 60_000, filters: {}, ...(groupBy ? { groupBy } : {}) });
-          const expected = sortRows(scan(turns, groupBy));
-          const got = sortRows(stats);
-          expect(got.map(({ cacheRate: _c, ...r }) => r)).toEqual(expected.map(({ cacheRate: _c, ...r }) => r));
-          got.forEach((row, i) => (row.cacheRate === null ? expect(expected[i]!.cacheRate).toBeNull() : expect(row.cacheRate).toBeCloseTo(expected[i]!.cacheRate!, 12)));
-          // The tokens served beside each rate reproduce it exactly.
-          for (const row of got) expect(row.cacheRate).toBe(cacheRate(row.tokens));
-        }
-        await store.close();
+        await withFreshStore(async (store) => {
+          for (let i = 0; i < sent.length; i += batchSize) await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }]);
+          const turns = [...((await store.sessionTurns('default', 's1')) ?? []), ...((await store.sessionTurns('default', 's2')) ?? [])];
+          for (const groupBy of GROUPINGS) {
+            const stats = await store.stats('default', { intervalMs: 60_000, filters: {}, ...(groupBy ? { groupBy } : {}) });
+            const expected = sortRows(scan(turns, groupBy));
+            const got = sortRows(stats);
+            expect(got.map(({ cacheRate: _c, ...r }) => r)).toEqual(expected.map(({ cacheRate: _c, ...r }) => r));
+            got.forEach((row, i) => (row.cacheRate === null ? expect(expected[i]!.cacheRate).toBeNull() : expect(row.cacheRate).toBeCloseTo(expected[i]!.cacheRate!, 12)));
+            // The tokens served beside each rate reproduce it exactly.
+            for (const row of got) expect(row.cacheRate).toBe(cacheRate(row.tokens));
+          }
+        });
       }),
       { numRuns: 80 },
     );

@@ -1,18 +1,17 @@
-// Two processes may write one database file (a server and `cachebreak tail
-// --db`): each must notice the other's writes before trusting what it cached.
-import { join } from 'node:path';
+// Two processes may write one database (a server and `cachebreak tail --db`
+// on a SQLite file; several servers on one PostgreSQL database): each must
+// notice the other's writes before trusting what it cached.
 import { describe, expect, it } from 'vitest';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { evaluateEvents } from '../../src/core/stream.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { MINUTE, SEED_TOOLS, tools, turn, usage } from '../core/scenario.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, openStore } from '../store-under-test.js';
 
 describe('a database written by two connections', () => {
   it('evaluates each turn against the true previous turn, whoever wrote it', async () => {
-    const file = join(tempDir(), 'shared.db');
-    const a = new SqliteStore(file, SERVICE_DETECTION);
-    const b = new SqliteStore(file, SERVICE_DETECTION);
+    const db = await freshDb('shared');
+    const a = await openStore(db);
+    const b = await openStore(db);
     const events = [
       turn('t1', { usage: usage(0, 48_000) }),
       turn('t2', { at: MINUTE, usage: usage(48_000, 500) }),
@@ -33,7 +32,5 @@ describe('a database written by two connections', () => {
       ['t3', 'miss', 't2'],
       ['t4', 'miss', 't3'],
     ]);
-    await a.close();
-    await b.close();
   });
 });

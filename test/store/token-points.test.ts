@@ -1,12 +1,9 @@
 // Token counters exported as metrics add exactly what is new, whatever the
 // temporality, across re-sends, restarts of the exporter and of cachebreak.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVICE_DETECTION } from '../../src/prices/index.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
-import type { TokenPoint } from '../../src/store/store.js';
+import type { Store, TokenPoint } from '../../src/store/store.js';
 import { T0, MINUTE } from '../core/scenario.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, openStore, storeUnderTest } from '../store-under-test.js';
 
 const point = (over: Partial<TokenPoint>): TokenPoint => ({
   series: 'claude_code.token.usage|model=sonnet|type=input',
@@ -20,15 +17,15 @@ const point = (over: Partial<TokenPoint>): TokenPoint => ({
   ...over,
 });
 
-async function reported(store: SqliteStore) {
+async function reported(store: Store) {
   const rows = await store.stats('default', { from: T0, to: T0 + 60 * MINUTE, intervalMs: 60 * MINUTE, filters: {} });
   return rows[0]?.reportedTokens ?? {};
 }
 
 describe('token counters from metrics', () => {
   it('adds cumulative growth once, restarts from the new start, ignores re-sent and stale points', async () => {
-    const file = join(tempDir(), 't.db');
-    let store = new SqliteStore(file, SERVICE_DETECTION);
+    const db = await freshDb('t');
+    let store = await openStore(db);
     const send = (points: TokenPoint[]) => store.write([{ project: 'default', events: [], tokenPoints: points }]);
     await send([point({ timeMs: T0 + MINUTE, value: 100 }), point({ timeMs: T0 + 2 * MINUTE, value: 150 })]);
     await send([point({ timeMs: T0 + 2 * MINUTE, value: 150 })]); // re-sent
@@ -37,7 +34,7 @@ describe('token counters from metrics', () => {
 
     // cachebreak restarts: the series state is on disk.
     await store.close();
-    store = new SqliteStore(file, SERVICE_DETECTION);
+    store = await openStore(db);
     await send([point({ timeMs: T0 + 3 * MINUTE, value: 175 })]);
     // The exporting process restarts: a new start time, counting from zero.
     await send([point({ startMs: T0 + 4 * MINUTE, timeMs: T0 + 5 * MINUTE, value: 40 })]);
@@ -51,16 +48,14 @@ describe('token counters from metrics', () => {
     // A file replayed from its start re-sends every window: none counts again.
     await send([delta(T0 + MINUTE, 10), delta(T0 + 2 * MINUTE, 20)]);
     expect(await reported(store)).toEqual({ input: 215, output: 30 });
-    await store.close();
   });
 
   it('shows them in /v1/stats buckets by model, and not when grouped by what they lack', async () => {
-    const store = new SqliteStore(join(tempDir(), 'g.db'), SERVICE_DETECTION);
+    const store = await storeUnderTest();
     await store.write([{ project: 'default', events: [], tokenPoints: [point({ value: 500 })] }]);
     const byModel = await store.stats('default', { from: T0, to: T0 + 60 * MINUTE, intervalMs: MINUTE, groupBy: 'model', filters: {} });
     expect(byModel).toEqual([expect.objectContaining({ ts: T0 + MINUTE, group: 'claude-sonnet-4-5', turns: 0, reportedTokens: { input: 500 } })]);
     const byAgent = await store.stats('default', { from: T0, to: T0 + 60 * MINUTE, intervalMs: MINUTE, groupBy: 'agentId', filters: {} });
     expect(byAgent).toEqual([]);
-    await store.close();
   });
 });

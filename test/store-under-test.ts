@@ -1,0 +1,120 @@
+// Which store the store-level and end-to-end tests run against: SQLite (the
+// `sqlite` project of vitest.config.ts) or PostgreSQL (the `postgres` project,
+// CACHEBREAK_TEST_STORE=postgres). A test asks here for a fresh database and
+// for stores on it and never names the kind itself, unless its subject is one
+// store's own behaviour. Stores are closed and databases removed after the
+// test (or, for a file's shared database, after the file).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach } from 'vitest';
+import { SERVICE_DETECTION } from '../src/prices/index.js';
+import { SqliteStore } from '../src/store/sqlite/store.js';
+import type { Store } from '../src/store/store.js';
+import { freshDatabase } from './pg.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+
+function kindOf(value: string | undefined): StoreKind {
+  if (value === undefined || value === '' || value === 'sqlite') return 'sqlite';
+  if (value === 'postgres') return 'postgres';
+  throw new Error(`CACHEBREAK_TEST_STORE=${value}: expected sqlite or postgres`);
+}
+
+export const STORE_KIND: StoreKind = kindOf(process.env.CACHEBREAK_TEST_STORE);
+
+/**
+ * Connections one store or server of a test opens to PostgreSQL: every test
+ * file running at once shares the server's 100 connections.
+ */
+export const PG_POOL = 2;
+
+/** Whether `db` (what --db takes) names a PostgreSQL database rather than a file. */
+export const isPostgres = (db: string): boolean => /^postgres(ql)?:\/\//.test(db);
+
+/** The flags a command gets beside `--db db`: a small pool for PostgreSQL. */
+export function storeArgs(db: string): string[] {
+  return isPostgres(db) ? ['--pg-pool', String(PG_POOL)] : [];
+}
+
+type Lifetime = 'test' | 'file';
+
+interface Owned {
+  stores: Store[];
+  /** Removes a database: drops it, or deletes its directory. */
+  removals: (() => Promise<void>)[];
+}
+
+const owned: Record<Lifetime, Owned> = { test: { stores: [], removals: [] }, file: { stores: [], removals: [] } };
+
+async function release(lifetime: Lifetime): Promise<void> {
+  const mine = owned[lifetime];
+  for (const store of mine.stores.splice(0)) await store.close();
+  for (const remove of mine.removals.splice(0)) await remove();
+}
+
+// Registered before test/e2e/server.ts's hooks (which import this module), so
+// with vitest's stacked hooks servers are killed before their database goes.
+afterEach(() => release('test'));
+afterAll(() => release('file'));
+
+/** A new empty database of the kind under test, and how to remove it. */
+async function createDb(label: string): Promise<{ db: string; remove(): Promise<void> }> {
+  if (STORE_KIND === 'postgres') {
+    const database = await freshDatabase(label);
+    return { db: database.url, remove: () => database.drop() };
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-db-'));
+  return { db: join(dir, `${label}.db`), remove: async () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The PostgreSQL store as the commands open it for `--db postgres://…`, with a small pool. */
+async function openPgStore(url: string): Promise<Store> {
+  // Until the PostgreSQL store lands on this branch its module is looked up at run time.
+  const module = '../src/store/open.js';
+  const { openStore: open } = (await import(module)) as { openStore(db: string, detection: typeof SERVICE_DETECTION, options: { pgPool: number }): Promise<Store> };
+  return open(url, SERVICE_DETECTION, { pgPool: PG_POOL });
+}
+
+function newStore(db: string): Promise<Store> | Store {
+  return isPostgres(db) ? openPgStore(db) : new SqliteStore(db, SERVICE_DETECTION);
+}
+
+/**
+ * A new empty database of the kind under test, as `--db` takes it: a file in
+ * a new directory, or a PostgreSQL URL. Removed after the test, or after the
+ * last test of the file for 'file'.
+ */
+export async function freshDb(label = 'test', lifetime: Lifetime = 'test'): Promise<string> {
+  const { db, remove } = await createDb(label);
+  owned[lifetime].removals.push(remove);
+  return db;
+}
+
+/** A store on `db` (from freshDb, or a file of the test's own), of its kind; closed after the test. */
+export async function openStore(db: string, lifetime: Lifetime = 'test'): Promise<Store> {
+  const store = await newStore(db);
+  owned[lifetime].stores.push(store);
+  return store;
+}
+
+/** A store on a fresh database of the kind under test, closed (and the database removed) after the test. */
+export async function storeUnderTest(): Promise<Store> {
+  return openStore(await freshDb('store'));
+}
+
+/**
+ * Runs `body` on a store on a fresh database, then closes it and removes the
+ * database: for property tests, whose many runs must not each hold a
+ * connection pool until the test ends.
+ */
+export async function withFreshStore<T>(body: (store: Store) => Promise<T>): Promise<T> {
+  const { db, remove } = await createDb('run');
+  const store = await newStore(db);
+  try {
+    return await body(store);
+  } finally {
+    await store.close();
+    await remove();
+  }
+}
