@@ -1,9 +1,10 @@
 // A 200 means stored: a server killed with SIGKILL right after answering loses
-// none of the events it acknowledged, and leaves a sound database file.
+// none of the events it acknowledged, and leaves a sound database (a SQLite
+// file that passes its integrity check; a PostgreSQL database read by a new
+// connection).
 import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { tempDir } from '../helpers.js';
+import { freshDb, isPostgres, openStore } from '../store-under-test.js';
 import { sessionsOf, turnsOf } from './api.js';
 import { splitTurn, type WireEvent } from './events.js';
 import { postEvents, startServer } from './server.js';
@@ -25,8 +26,16 @@ function batch(round: number): { events: WireEvent[]; requestIds: string[] } {
   return { events, requestIds };
 }
 
-/** Opened after the process is dead, read-only so that the next server start is the one that recovers the WAL. */
-function inspect(db: string, requestIds: readonly string[]) {
+/** How many of `requestIds` are stored with a state, read after the process is dead. */
+async function inspect(db: string, requestIds: readonly string[]) {
+  if (isPostgres(db)) {
+    const store = await openStore(db);
+    const ids = new Set(requestIds);
+    const stored = ((await store.sessionTurns('default', SESSION)) ?? []).filter((t) => t.state !== null && ids.has(t.requestId)).length;
+    await store.close();
+    return { integrity: 'ok', stored };
+  }
+  // Read-only, so that the next server start is the one that recovers the WAL.
   const sqlite = new Database(db, { readonly: true, fileMustExist: true });
   try {
     const integrity = sqlite.pragma('integrity_check', { simple: true });
@@ -42,7 +51,7 @@ function inspect(db: string, requestIds: readonly string[]) {
 
 describe('kill -9 against a real server', () => {
   it(`loses no acknowledged event over ${ROUNDS} kills right after a 200`, async () => {
-    const db = join(tempDir(), 'x.db');
+    const db = await freshDb();
     const acknowledged: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const server = await startServer({ db });
@@ -56,7 +65,7 @@ describe('kill -9 against a real server', () => {
       expect(await server.kill9()).toEqual({ code: null, signal: 'SIGKILL' });
       acknowledged.push(...requestIds);
 
-      expect(inspect(db, acknowledged), `after kill ${round + 1}`).toEqual({ integrity: 'ok', stored: acknowledged.length });
+      expect(await inspect(db, acknowledged), `after kill ${round + 1}`).toEqual({ integrity: 'ok', stored: acknowledged.length });
     }
 
     const last = await startServer({ db });

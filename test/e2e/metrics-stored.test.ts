@@ -3,12 +3,9 @@
 // breaks) start from the database's totals, so they neither drop to 0 nor
 // differ from what the REST API and the Infinity dashboards show. The other
 // counters count what the running process saw.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SERVICE_DETECTION } from '../../src/prices/index.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { cli } from '../cli/run.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, openStore, storeArgs } from '../store-under-test.js';
 import { seedSession } from './events.js';
 import { promtoolCheck, samples } from './exposition.js';
 import { mixedWorkload } from './mixed-workload.js';
@@ -60,9 +57,9 @@ describe('/metrics counters start from the stored totals', () => {
   });
 
   it('after `cachebreak demo`, serve shows the demo totals, within the per-project cap on models', { timeout: 60_000 }, async () => {
-    const db = join(tempDir(), 'demo.db');
-    expect((await cli(['demo', '--db', db])).code).toBe(0);
-    const store = new SqliteStore(db, SERVICE_DETECTION);
+    const db = await freshDb('demo');
+    expect((await cli(['demo', '--db', db, ...storeArgs(db)])).code).toBe(0);
+    const store = await openStore(db);
     const [totals] = await store.totals('default', { filters: {} });
     const byModel = (await store.totals('default', { filters: {}, groupBy: 'model' })).sort((a, b) => b.turns - a.turns);
     await store.close();

@@ -1,10 +1,9 @@
 // A graceful restart keeps everything, and a stream continues across it: the
 // first turn after the restart is compared with the last one before.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { breaksOf, everything } from './api.js';
 import { openaiBreak, realisticBatch, REALISTIC_TURNS, SEED_TOOLS, seedBreak, splitTurn } from './events.js';
-import { tempDir } from '../helpers.js';
+import { freshDb } from '../store-under-test.js';
 import { postEvents, startServer, type Exit } from './server.js';
 
 const SESSIONS = Object.keys(REALISTIC_TURNS);
@@ -57,7 +56,7 @@ describe('restart against a real server', () => {
   // A supervisor (systemd, Kubernetes, a test runner) may stop the server as
   // soon as it reports ready; that stop must be as graceful as any other.
   it('SIGTERM right after the listening line still exits 0 with a shutdown line', async () => {
-    const db = join(tempDir(), 'x.db');
+    const db = await freshDb();
     const exits: { exit: Exit; shutdownLogged: boolean }[] = [];
     // Several tries: the window is short, and a loaded machine may miss it once.
     for (let i = 0; i < 5; i++) {
