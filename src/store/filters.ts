@@ -1,9 +1,10 @@
 // Translates the store's filters, ranges and cursors into SQL conditions and
 // back, for every backend: drizzle's conditions are the same in each dialect.
 import { and, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import type { LabelKind } from './sqlite/dictionary.js';
 import { InvalidQueryError, type Filters, type TimeRange } from './store.js';
 
-export type LabelKind = 'model' | 'provider' | 'agent';
+export type { LabelKind };
 
 /** The id of a stored label, undefined when the value was never stored. */
 export type LabelLookup = (kind: LabelKind, value: string) => number | undefined;

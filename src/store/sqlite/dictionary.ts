@@ -5,8 +5,9 @@ import type Database from 'better-sqlite3';
 import { hashString } from '../../core/hash.js';
 import { isMessageMarker } from '../../core/prefix.js';
 import type { CutPlace, Prefix, ToolRef } from '../../core/types.js';
-import type { LabelKind } from '../filters.js';
 import { Lru } from './lru.js';
+
+export type LabelKind = 'model' | 'provider' | 'agent';
 
 export interface StreamInfo {
   projectId: number;
