@@ -1,7 +1,7 @@
 // Translates the store's filters, ranges and cursors into SQL conditions and
 // back, for every backend: drizzle's conditions are the same in each dialect.
 import { and, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
-import type { LabelKind } from './sqlite/dictionary.js';
+import type { LabelKind } from './evaluate/names.js';
 import { InvalidQueryError, type Filters, type TimeRange } from './store.js';
 
 export type { LabelKind };
