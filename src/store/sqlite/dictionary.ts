@@ -5,19 +5,14 @@ import type Database from 'better-sqlite3';
 import { hashString } from '../../core/hash.js';
 import { isMessageMarker } from '../../core/prefix.js';
 import type { CutPlace, Prefix, ToolRef } from '../../core/types.js';
+import type { LabelKind, Names, StreamInfo } from '../evaluate/names.js';
 import { Lru } from './lru.js';
 
-export type LabelKind = 'model' | 'provider' | 'agent';
-
-export interface StreamInfo {
-  projectId: number;
-  sessionId: string;
-  agentId: string;
-}
+export type { LabelKind, StreamInfo } from '../evaluate/names.js';
 
 const CACHE_SIZE = 20_000;
 
-export class Dictionary {
+export class Dictionary implements Names {
   private readonly labelIds = new Map<string, number>();
   private readonly labelValues = new Map<number, string>();
   private readonly streamIds = new Lru<string, number>(CACHE_SIZE);

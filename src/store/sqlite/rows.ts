@@ -4,7 +4,7 @@ import { hashString } from '../../core/hash.js';
 import type { TurnParts, UsagePart } from '../../core/join.js';
 import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../core/types.js';
 import type { Sums } from '../schema.js';
-import type { Dictionary } from './dictionary.js';
+import type { Names } from '../evaluate/names.js';
 
 const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
@@ -78,7 +78,7 @@ export function storedJson<T>(text: string): T | undefined {
   }
 }
 
-export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
+export function rowToParts(row: TurnRow, dictionary: Names): TurnParts {
   const parts: TurnParts = { requestId: row.request_id };
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
   if (row.prefix_id !== null && stream && row.ts !== null) {
@@ -154,7 +154,7 @@ export function contributionOf(
   projectId: number,
   state: number | null,
   record: BreakRecord | null,
-  dictionary: Dictionary,
+  dictionary: Names,
 ): Contribution | null {
   if (state === null || !turn.usage) return null;
   const usage = turn.usage;

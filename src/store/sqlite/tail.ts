@@ -7,7 +7,7 @@ import { hashString } from '../../core/hash.js';
 import type { Drizzle } from '../db.js';
 import { externalBreaks, tailCheckpoints } from '../schema.js';
 import type { ExternalBreak, ExternalBreakFilters, Page, PageQuery, TailCheckpoint, TimeRange } from '../store.js';
-import { allOf, encodeCursor, rangeConditions } from './filters.js';
+import { allOf, encodeCursor, rangeConditions } from '../filters.js';
 
 /** One report is one harness, session, source, time and call: the same line read twice is the same key. */
 function keyOf(b: ExternalBreak): string {
