@@ -8,11 +8,16 @@ import { type Row } from './lib.js';
 import { startServerProcess } from './server-process.js';
 import { benchBatch, type WorkloadOptions } from './workload.js';
 
-const BATCH = 1_000;
+export const BATCH = 1_000;
 /** Sessions active at once (each with a subagent stream): a team's worth of agents. */
 export const CONCURRENCY = 64;
 /** Requests in flight at once, as several collectors or agents would send. */
 const SENDERS = 4;
+
+/** The columns of a turn that the raw baselines write, and their values in an event. */
+export const RAW_COLUMNS = ['request_id', 'session_id', 'agent_id', 'ts', 'end_ts', 'model', 'provider', 'uncached', 'read', 'write', 'output'] as const;
+export const rawValues = (e: Record<string, unknown>) =>
+  [e.requestId, e.sessionId, e.agentId, e.ts, e.endTs, e.model, e.provider, e.uncachedInputTokens, e.cacheReadInputTokens, e.cacheWriteInputTokens, e.outputTokens];
 
 /** The physical limit: the same rows through one prepared INSERT, 1,000 per transaction. */
 function rawInsert(dir: string, options: WorkloadOptions): number {
@@ -21,11 +26,9 @@ function rawInsert(dir: string, options: WorkloadOptions): number {
   db.pragma('synchronous = NORMAL');
   db.exec(`CREATE TABLE turns (id INTEGER PRIMARY KEY, request_id TEXT, session_id TEXT, agent_id TEXT, ts INTEGER,
     end_ts INTEGER, model TEXT, provider TEXT, uncached INTEGER, read INTEGER, write INTEGER, output INTEGER)`);
-  const insert = db.prepare('INSERT INTO turns VALUES (NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(`INSERT INTO turns VALUES (NULL, ${RAW_COLUMNS.map(() => '?').join(', ')})`);
   const batch = db.transaction((events: Record<string, unknown>[]) => {
-    for (const e of events) {
-      insert.run(e.requestId, e.sessionId, e.agentId, e.ts, e.endTs, e.model, e.provider, e.uncachedInputTokens, e.cacheReadInputTokens, e.cacheWriteInputTokens, e.outputTokens);
-    }
+    for (const e of events) insert.run(...rawValues(e));
   });
   const batches = Array.from({ length: options.turns / BATCH }, (_, b) => benchBatch(b * BATCH, BATCH, options));
   const start = performance.now();
@@ -36,7 +39,7 @@ function rawInsert(dir: string, options: WorkloadOptions): number {
 }
 
 /** The largest resident set of a process, sampled every 250 ms until stopped. */
-function sampleRss(pid: number): { stop(): number } {
+export function sampleRss(pid: number): { stop(): number } {
   let peak = 0;
   const sample = () => {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -63,19 +66,23 @@ async function post(url: string, events: Record<string, unknown>[]): Promise<voi
   if (response.status !== 200 || body.rejected.length > 0) throw new Error(`ingest failed: ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-/** Sends `turns` events in 1,000-event batches, SENDERS requests in flight (agents send at once). */
-async function ingestOverHttp(url: string, options: WorkloadOptions, first = 0): Promise<number> {
+/**
+ * Sends `turns` events in 1,000-event batches, SENDERS requests in flight per
+ * server (agents send at once), each sender to one of `urls` in turn.
+ */
+export async function ingestOverHttp(urls: string | readonly string[], options: WorkloadOptions, first = 0): Promise<number> {
+  const targets = typeof urls === 'string' ? [urls] : urls;
   let next = first;
   const end = first + options.turns;
   const start = performance.now();
-  const sender = async () => {
+  const sender = async (url: string) => {
     while (next < end) {
       const from = next;
       next += BATCH;
       await post(url, benchBatch(from, BATCH, options));
     }
   };
-  await Promise.all(Array.from({ length: SENDERS }, sender));
+  await Promise.all(Array.from({ length: SENDERS * targets.length }, (_, i) => sender(targets[i % targets.length]!)));
   return (options.turns * 1000) / (performance.now() - start);
 }
 

@@ -101,12 +101,10 @@ function check(url: string, status: number, body: unknown): void {
   if (status !== 200 || !ok) throw new Error(`${url}: ${status} ${JSON.stringify(body).slice(0, 200)}`);
 }
 
-/** Every read figure on `db`, filled by benchIngest with `options`. */
-export async function benchQueries(db: string, options: WorkloadOptions): Promise<Row[]> {
+/** p50 and p95 of every endpoint, measured through a server process on `db` (a file, or a PostgreSQL URL with `extra` flags). */
+export async function endpointLatencies(db: string, options: WorkloadOptions, extra: string[] = []): Promise<Map<string, number[]>> {
   const range = { from: options.start, to: options.start + DAY };
-  // Every endpoint first, then every scan: a scan can outlast the server's
-  // keep-alive timeout, and a closed idle connection would fail the next request.
-  const server = await startServerProcess(db);
+  const server = await startServerProcess(db, extra);
   const latencies = new Map<string, number[]>();
   try {
     for (const c of cases('sess_0')) {
@@ -122,16 +120,31 @@ export async function benchQueries(db: string, options: WorkloadOptions): Promis
   } finally {
     await server.stop();
   }
+  return latencies;
+}
+
+/** The figure of an endpoint at a size: `${name}, 24 h, ${millions}M turns`. */
+export function endpointFigure(name: string, turns: number): string {
+  return `${name}, 24 h, ${(turns / 1e6).toLocaleString('en-US')}M turns`;
+}
+
+/**
+ * Every read figure on `db`, filled by benchIngest with `options`, from the
+ * endpoint latencies measured on it. Every endpoint first, then every scan:
+ * a scan can outlast the server's keep-alive timeout, and a closed idle
+ * connection would fail the next request.
+ */
+export async function benchQueries(db: string, options: WorkloadOptions, latencies: Map<string, number[]>): Promise<Row[]> {
+  const range = { from: options.start, to: options.start + DAY };
   const rows: Row[] = [];
   const scans = new Database(db, { readonly: true });
   // A scan of 10M turns takes seconds: fewer samples as the table grows.
   const scanSamples = options.turns > 2_000_000 ? 3 : 10;
   try {
-    const millions = (options.turns / 1e6).toLocaleString('en-US');
     for (const c of cases('sess_0')) {
       const scan = c.scan ? scans.prepare(c.scan) : undefined;
       const baseline = scan ? await timed(scanSamples, () => void scan.all(range)) : undefined;
-      const figure = `${c.name}, 24 h, ${millions}M turns`;
+      const figure = endpointFigure(c.name, options.turns);
       const base = (p: number) => (baseline ? { baseline: { label: `plain scan of turns, p${p}`, value: percentile(baseline, p) } } : {});
       const measured = latencies.get(c.name)!;
       rows.push({ figure: `${figure}: p50`, value: percentile(measured, 50), unit: 'ms', ...base(50) });
