@@ -6,7 +6,17 @@ import { configDefaults, defineConfig } from 'vitest/config';
  * PostgreSQL (project `postgres`), through the helpers of
  * test/store-under-test.ts.
  */
-const STORE_TESTS = ['test/store/**/*.test.ts', 'test/e2e/**/*.test.ts'];
+const STORE_TESTS = [
+  'test/store/**/*.test.ts',
+  'test/e2e/**/*.test.ts',
+  // The reads of the API and of the Grafana endpoints, in-process.
+  'test/serve/reads.test.ts',
+  'test/serve/break-prefixes.test.ts',
+  'test/serve/external-breaks.test.ts',
+  'test/grafana/endpoints.test.ts',
+  'test/grafana/simpod.test.ts',
+  'test/grafana/variable-body.test.ts',
+];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
 const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts'];

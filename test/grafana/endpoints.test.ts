@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { MAX_POINTS, variableValues } from '../../src/serve/grafana/params.js';
-import { testApp } from '../serve/harness.js';
+import { storeApp } from '../serve/harness.js';
 import { demoApp, DEMO_RANGE } from './demo.js';
 
 const RANGE = `from=${DEMO_RANGE.from}&to=${DEMO_RANGE.to}`;
@@ -169,7 +169,7 @@ describe('GET /grafana/* against the demo database', () => {
     ['summary?from=yesterday', 'from: expected RFC 3339 or epoch milliseconds'],
     ['values?dimension=colour', 'dimension: expected one of model, provider, agentId, reason, sessionId'],
   ])('answers %s with 400 naming the parameter', async (path, message) => {
-    const { get } = testApp();
+    const { get } = await storeApp();
     const { status, body } = await get(`/grafana/${path}`);
     expect(status).toBe(400);
     expect(body.error.message).toContain(message);

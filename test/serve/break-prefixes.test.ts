@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { SEED_TOOLS, tools } from '../core/scenario.js';
 import { mixedWorkload } from '../e2e/mixed-workload.js';
-import { NOW, testApp } from './harness.js';
+import { NOW, storeApp } from './harness.js';
 
 describe('GET /v1/breaks/:requestId', () => {
   it("answers the break with its baseline's and its own tools in the order sent, system blocks, markers and params", async () => {
-    const { post, get } = testApp();
+    const { post, get } = await storeApp();
     await post({ events: mixedWorkload(NOW - 3_600_000) });
     const { status, body } = await get('/v1/breaks/p2');
     expect(status).toBe(200);
@@ -25,7 +25,7 @@ describe('GET /v1/breaks/:requestId', () => {
   });
 
   it('answers 404 naming the request for a turn that is no break, or none at all; the other break routes still answer', async () => {
-    const { post, get } = testApp();
+    const { post, get } = await storeApp();
     await post({ events: mixedWorkload(NOW - 3_600_000) });
     for (const id of ['p1', 'nope']) {
       const { status, body } = await get(`/v1/breaks/${id}`);

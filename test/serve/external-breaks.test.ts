@@ -5,8 +5,10 @@
 // neither.
 import { describe, expect, it } from 'vitest';
 import type { ExternalBreak, TailCheckpoint } from '../../src/store/store.js';
-import { freshStore } from '../helpers.js';
-import { testApp } from './harness.js';
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { freshDb, isPostgres, openStore, storeUnderTest } from '../store-under-test.js';
+import { storeApp } from './harness.js';
 
 const T = Date.parse('2026-11-30T10:00:00.000Z');
 
@@ -28,11 +30,26 @@ function report(i: number, sessionId = 'sess-1', agentId = 'main'): ExternalBrea
   };
 }
 
+/** Makes every insert of a turn with this request id fail inside the writer's transaction, whichever the store. */
+async function refuseTurn(db: string, requestId: string): Promise<void> {
+  if (isPostgres(db)) {
+    const sql = postgres(db, { max: 1, onnotice: () => {} });
+    await sql.unsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.request_id = '${requestId}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
+    await sql.unsafe('CREATE TRIGGER refuse BEFORE INSERT ON turns FOR EACH ROW EXECUTE FUNCTION refuse()');
+    await sql.end();
+    return;
+  }
+  const sqlite = new Database(db);
+  sqlite.exec(`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id = '${requestId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+  sqlite.close();
+}
+
 const checkpoint = (offset: number): TailCheckpoint => ({ fileId: '64:12', path: '/logs/a.ndjson', offset, resumeAt: offset, resumeLine: 3, headLength: 10, headHash: 'abc' });
 
 describe('the store', () => {
   it('stores each report once and lists them newest first, filtered and paged', async () => {
-    const store = freshStore();
+    const store = await storeUnderTest();
     const first = await store.write([{ project: 'default', events: [], externalBreaks: [report(0), report(1), report(2, 'sess-2', 'agent:builtin:explore')] }]);
     expect(first.counts).toEqual([{ accepted: 0, duplicates: 0, externalBreaks: 3 }]);
     expect(first.externalBreaks!.map((e) => e.record.callNumber)).toEqual([2, 3, 4]);
@@ -50,11 +67,12 @@ describe('the store', () => {
   });
 
   it('writes a tail checkpoint only with the events it covers', async () => {
-    const store = freshStore();
+    const db = await freshDb('checkpoint');
+    const store = await openStore(db);
     await store.write([{ project: 'default', events: [], checkpoint: checkpoint(100) }]);
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);
     // A write that fails inside its transaction: the checkpoint stays where the stored data is.
-    store.sqlite.exec(`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id = 'boom' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    await refuseTurn(db, 'boom');
     const boom = { type: 'usage' as const, requestId: 'boom', sessionId: 's', provider: 'anthropic', usage: { uncached: 1, read: 0, write: 0, write1h: 0, output: 1, cacheReported: true, writeReported: true } };
     await expect(store.write([{ project: 'default', events: [boom], externalBreaks: [report(7)], checkpoint: checkpoint(200) }])).rejects.toThrow(/refused/);
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);
@@ -66,7 +84,7 @@ describe('the store', () => {
 
 describe('/v1/breaks/external', () => {
   it('POST stores what is valid, rejects the rest by index and field, and counts reports seen before as duplicates', async () => {
-    const { app, get, logLines } = testApp();
+    const { app, get, logLines } = await storeApp();
     const send = (breaks: unknown[]) =>
       app.request('/v1/breaks/external', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ breaks }) });
     const wire = (b: ExternalBreak) => ({ ...b, ts: new Date(b.ts).toISOString() });
@@ -94,7 +112,7 @@ describe('/v1/breaks/external', () => {
   });
 
   it('POST refuses a body that is not {"breaks": [...]}', async () => {
-    const { app } = testApp();
+    const { app } = await storeApp();
     const post = (body: string, type = 'application/json') => app.request('/v1/breaks/external', { method: 'POST', headers: { 'content-type': type }, body });
     expect((await post('{"events": []}')).status).toBe(400);
     expect((await post('not json')).status).toBe(400);

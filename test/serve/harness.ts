@@ -1,4 +1,6 @@
-// The app in-process on a fresh SQLite file, with a pinned clock.
+// The app in-process with a pinned clock: on a fresh SQLite file
+// (testApp), or on a fresh database of the kind under test (storeApp, for
+// tests whose subject is what the store answers: ../store-under-test.ts).
 import { buildApp } from '../../src/app.js';
 import { InflightBudget } from '../../src/ingest/inflight.js';
 import { DEFAULT_LIMITS, type Limits } from '../../src/ingest/limits.js';
@@ -6,12 +8,27 @@ import { Authenticator } from '../../src/auth/authenticator.js';
 import { Pipeline } from '../../src/ingest/pipeline.js';
 import { Counters } from '../../src/telemetry/counters.js';
 import { createLogger } from '../../src/telemetry/logfmt.js';
+import type { Store } from '../../src/store/store.js';
 import { freshStore } from '../helpers.js';
+import { storeUnderTest } from '../store-under-test.js';
 
 export const NOW = Date.parse('2026-11-30T12:00:00.000Z');
 
-export function testApp(options: { bodyLimit?: number; limits?: Limits; inflightLimit?: number } = {}) {
-  const store = freshStore();
+export interface AppOptions {
+  bodyLimit?: number;
+  limits?: Limits;
+  inflightLimit?: number;
+}
+
+export function testApp(options: AppOptions = {}) {
+  return appOn(freshStore(), options);
+}
+
+export async function storeApp(options: AppOptions = {}) {
+  return appOn(await storeUnderTest(), options);
+}
+
+function appOn<S extends Store>(store: S, options: AppOptions) {
   const counters = new Counters();
   const logLines: string[] = [];
   const log = createLogger((line) => logLines.push(line), () => new Date(NOW));

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { SEED_TOOLS, toWire, tools, turn, usage } from '../core/scenario.js';
-import { testApp } from './harness.js';
+import { storeApp } from './harness.js';
 
 /** Two sessions; sess_A breaks twice (tools order, then model), sess_B once (system), on another agent too. */
 function workload() {
@@ -18,7 +18,7 @@ function workload() {
 }
 
 async function loaded() {
-  const app = testApp();
+  const app = await storeApp();
   const response = await app.post({ events: workload() });
   expect(await response.json()).toEqual({ accepted: 6, duplicates: 0, rejected: [] });
   return app;
@@ -193,7 +193,7 @@ describe('GET /v1/stats', () => {
   });
 
   it('has "no data" as null, not 0', async () => {
-    const { get } = testApp();
+    const { get } = await storeApp();
     const { body } = await get('/v1/stats');
     expect(body.buckets).toEqual([]);
   });
@@ -212,7 +212,7 @@ describe('GET /v1/stats', () => {
 
 describe('discovery', () => {
   it('GET /v1 lists the routes, and /v1/events/schema describes the three event types', async () => {
-    const { get } = testApp();
+    const { get } = await storeApp();
     const routes = (await get('/v1')).body.routes.map((r: any) => `${r.method} ${r.path}`);
     expect(routes).toEqual(expect.arrayContaining(['POST /v1/events', 'GET /v1/breaks', 'GET /v1/stats', 'GET /metrics']));
     const schema = (await get('/v1/events/schema')).body;
@@ -221,7 +221,7 @@ describe('discovery', () => {
   });
 
   it('answers an unknown route with 404 and a hint', async () => {
-    const { get } = testApp();
+    const { get } = await storeApp();
     const { status, body } = await get('/v2/nothing');
     expect(status).toBe(404);
     expect(body.error).toMatchObject({ code: 'not_found', message: 'no route GET /v2/nothing', hint: 'GET /v1 lists the routes' });
