@@ -4,9 +4,10 @@
 // for stores on it and never names the kind itself, unless its subject is one
 // store's own behaviour. Stores are closed and databases removed after the
 // test (or, for a file's shared database, after the file).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import postgres from 'postgres';
 import { afterAll, afterEach } from 'vitest';
 import { SERVICE_DETECTION } from '../src/prices/index.js';
 import { SqliteStore } from '../src/store/sqlite/store.js';
@@ -116,5 +117,37 @@ export async function withFreshStore<T>(body: (store: Store) => Promise<T>): Pro
   } finally {
     await store.close();
     await remove();
+  }
+}
+
+/**
+ * Everything a database holds, as text, for privacy checks: every file of a
+ * SQLite database (the WAL and shared memory beside it included), or every
+ * column of every table of a PostgreSQL database, byte strings as their bytes.
+ */
+export async function storedText(db: string): Promise<string> {
+  if (!isPostgres(db)) {
+    const dir = dirname(db);
+    const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1')).join('\n');
+    return Buffer.from(bytes, 'latin1').toString('utf8');
+  }
+  const sql = postgres(db, { max: 1, onnotice: () => {} });
+  try {
+    const columns = await sql<{ table: string; column: string; type: string }[]>`
+      SELECT table_name AS table, column_name AS column, data_type AS type FROM information_schema.columns
+      WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`;
+    const tables = new Map<string, string[]>();
+    for (const { table, column, type } of columns) {
+      const value = type === 'bytea' ? `encode("${column}", 'escape')` : `"${column}"::text`;
+      tables.set(table, [...(tables.get(table) ?? []), value]);
+    }
+    const parts: string[] = [];
+    for (const [table, values] of tables) {
+      const rows = await sql.unsafe<{ text: string | null }[]>(`SELECT concat_ws(E'\\n', ${values.join(', ')}) AS text FROM "${table}"`);
+      parts.push(...rows.map((row) => row.text ?? ''));
+    }
+    return parts.join('\n');
+  } finally {
+    await sql.end();
   }
 }
