@@ -16,6 +16,9 @@ const STORE_TESTS = [
   'test/grafana/endpoints.test.ts',
   'test/grafana/simpod.test.ts',
   'test/grafana/variable-body.test.ts',
+  // API keys and projects: stored, shared by the servers of a database.
+  'test/auth/access.test.ts',
+  'test/auth/tenancy.test.ts',
   // Privacy: no content in any column of any table.
   'test/otlp/sources/privacy.test.ts',
 ];

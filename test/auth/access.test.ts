@@ -1,15 +1,12 @@
 // API keys: scopes, per-project tenancy, revocation, rate limits, and the
 // rule that a server without keys is open only on loopback.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Authenticator } from '../../src/auth/authenticator.js';
 import { main } from '../../src/cli/main.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer } from '../../src/server.js';
-import { SqliteStore } from '../../src/store/sqlite/store.js';
 import { toWire, turn, usage } from '../core/scenario.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, openStore, storeArgs, storedText } from '../store-under-test.js';
 
 async function cli(argv: string[]) {
   let stdout = '';
@@ -19,7 +16,7 @@ async function cli(argv: string[]) {
 }
 
 async function createKey(db: string, project: string, scope: string): Promise<string> {
-  const { code, stdout, stderr } = await cli(['keys', 'create', '--db', db, '--project', project, '--scope', scope]);
+  const { code, stdout, stderr } = await cli(['keys', 'create', '--db', db, ...storeArgs(db), '--project', project, '--scope', scope]);
   expect(code).toBe(0);
   expect(stderr).toContain('not shown again');
   return stdout.trim();
@@ -34,20 +31,22 @@ async function serve(db: string, rateLimit = 1000) {
 
 describe('API keys', () => {
   it('are printed once and stored only as a hash', async () => {
-    const db = join(tempDir(), 'k.db');
+    const db = await freshDb('k');
     const key = await createKey(db, 'alpha', 'ingest,read');
     expect(key).toMatch(/^cb_[A-Za-z0-9_-]{32}$/);
-    const listed = await cli(['keys', 'list', '--db', db, '--json']);
+    const listed = await cli(['keys', 'list', '--db', db, ...storeArgs(db), '--json']);
     const [entry] = JSON.parse(listed.stdout);
     expect(entry).toMatchObject({ id: 1, project: 'alpha', scopes: ['ingest', 'read'], prefix: key.slice(0, 9), revokedMs: null });
     expect(listed.stdout).not.toContain(key);
-    // Not in the database file either (the WAL is folded in when the store closes).
-    expect(readFileSync(db).includes(key)).toBe(false);
-    expect((await cli(['keys', 'create', '--db', db, '--scope', 'write'])).stderr).toContain('unknown scope "write"');
+    // Not in the database either (every file of it, or every column of every table).
+    const stored = await storedText(db);
+    expect(stored).toContain(key.slice(0, 9));
+    expect(stored.includes(key)).toBe(false);
+    expect((await cli(['keys', 'create', '--db', db, ...storeArgs(db), '--scope', 'write'])).stderr).toContain('unknown scope "write"');
   });
 
   it('scope every request to the key\'s project and refuse what the scope does not allow', async () => {
-    const db = join(tempDir(), 't.db');
+    const db = await freshDb('t');
     const alphaIngest = await createKey(db, 'alpha', 'ingest');
     const alphaRead = await createKey(db, 'alpha', 'read');
     const betaAdmin = await createKey(db, 'beta', 'admin');
@@ -83,7 +82,7 @@ describe('API keys', () => {
       expect((await call('/healthz', undefined)).status).toBe(200);
 
       // Revoked: refused within a second.
-      expect((await cli(['keys', 'revoke', '--db', db, alphaRead.slice(0, 9)])).code).toBe(0);
+      expect((await cli(['keys', 'revoke', '--db', db, ...storeArgs(db), alphaRead.slice(0, 9)])).code).toBe(0);
       expect((await call('/v1/sessions', alphaRead)).status).toBe(401);
     } finally {
       await server.close();
@@ -91,7 +90,7 @@ describe('API keys', () => {
   });
 
   it('limit each key\'s request rate with 429 and Retry-After', async () => {
-    const db = join(tempDir(), 'r.db');
+    const db = await freshDb('r');
     const key = await createKey(db, 'alpha', 'read');
     const server = await serve(db, 2);
     try {
@@ -112,16 +111,16 @@ describe('API keys', () => {
   });
 
   it('must exist before the server listens beyond loopback', async () => {
-    const db = join(tempDir(), 'o.db');
+    const db = await freshDb('o');
     await expect(
       startServer({ host: '0.0.0.0', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default' }, () => {}),
     ).rejects.toThrow(/refusing to serve 0\.0\.0\.0 with no API keys/);
   });
 
   it('once the last key is revoked, stay locked, on loopback too; open only with --insecure-no-auth', async () => {
-    const db = join(tempDir(), 'r.db');
+    const db = await freshDb('r');
     const key = await createKey(db, 'alpha', 'read');
-    const store = new SqliteStore(db, SERVICE_DETECTION);
+    const store = await openStore(db);
     let now = 0;
     const authenticator = (openWithoutKeys: boolean, insecureNoAuth = false) =>
       new Authenticator(store, { openProject: 'default', openWithoutKeys, insecureNoAuth, rateLimit: { perSecond: 100, burst: 100 }, now: () => now });
@@ -130,7 +129,7 @@ describe('API keys', () => {
     try {
       for (const auth of [remote, local, insecure]) expect(await auth.authorize(`Bearer ${key}`, 'read')).toEqual({ project: 'alpha', keyId: 1 });
       await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
-      expect((await cli(['keys', 'revoke', '--db', db, '1'])).code).toBe(0);
+      expect((await cli(['keys', 'revoke', '--db', db, ...storeArgs(db), '1'])).code).toBe(0);
       now += 1_000; // whether any key is active is asked again after a second
       for (const auth of [remote, local]) {
         await expect(auth.authorize(undefined, 'read')).rejects.toThrow('an API key is required');

@@ -1,17 +1,16 @@
 // Every route, every transport: a key of project A can neither read nor write
 // project B, and a read key cannot ingest. The walk covers each documented
 // route; a route added without a case here fails the test.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { ROUTE_DOCS } from '../../src/serve/rest/docs.js';
 import { toWire, turn, usage, SEED_TOOLS, tools } from '../core/scenario.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, storeArgs } from '../store-under-test.js';
 import { emitLogs, logExporter, nativeRecord, startOtlpServer, type TestServer } from '../otlp/harness.js';
 
 async function createKey(db: string, project: string, scope: string): Promise<string> {
   let key = '';
-  const code = await main(['keys', 'create', '--db', db, '--project', project, '--scope', scope], {
+  const code = await main(['keys', 'create', '--db', db, ...storeArgs(db), '--project', project, '--scope', scope], {
     stdout: (t) => (key += t),
     stderr: () => {},
     env: {},
@@ -111,7 +110,7 @@ async function call(server: TestServer, key: string, c: Call, extraHeaders: Reco
 
 describe('tenancy', () => {
   it('walks every route: keys read and write only their own project, read keys cannot ingest', { timeout: 60_000 }, async () => {
-    const db = join(tempDir(), 'tenancy.db');
+    const db = await freshDb('tenancy');
     const alphaIngest = await createKey(db, 'alpha', 'ingest');
     const alphaRead = await createKey(db, 'alpha', 'read');
     const beta = await createKey(db, 'beta', 'ingest,read');
