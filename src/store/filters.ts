@@ -1,8 +1,8 @@
 // Translates the store's filters, ranges and cursors into SQL conditions and
 // back, for every backend: drizzle's conditions are the same in each dialect.
-import { and, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, lt, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { LabelKind } from './evaluate/names.js';
-import { InvalidQueryError, type Filters, type TimeRange } from './store.js';
+import { InvalidQueryError, type ExternalBreakFilters, type Filters, type TimeRange } from './store.js';
 
 export type { LabelKind };
 
@@ -48,12 +48,76 @@ export function rangeConditions(column: Column, range: TimeRange, scale = 1): SQ
   return conditions;
 }
 
+/** The columns of a per-minute rollup that reads filter on. */
+export interface RollupColumns {
+  projectId: Column;
+  minute: Column;
+  modelId: Column;
+  providerId: Column;
+  agentId: Column;
+  reason: Column;
+}
+
+/** A project's rollup rows in the range that match the filters (all but sessionId, which rollups do not keep). */
+export function rollupConditions(lookup: LabelLookup, r: RollupColumns, projectId: number, range: TimeRange, filters: Filters): SQL[] {
+  return [
+    eq(r.projectId, projectId),
+    ...rangeConditions(r.minute, range, 60_000),
+    ...filterConditions(lookup, projectId, filters, { model: r.modelId, provider: r.providerId, agent: r.agentId, reason: r.reason }),
+  ];
+}
+
+/** The columns of the breaks table that reads filter on. */
+export interface BreakColumns {
+  projectId: Column;
+  streamId: Column;
+  ts: Column;
+  modelId: Column;
+  providerId: Column;
+  agentId: Column;
+  reason: Column;
+}
+
+/** A project's breaks in the range that match the filters; `project` overrides how the project is matched. */
+export function breakConditions(lookup: LabelLookup, b: BreakColumns, projectId: number, range: TimeRange, filters: Filters, project: SQL = eq(b.projectId, projectId)): SQL[] {
+  return [
+    project,
+    ...rangeConditions(b.ts, range),
+    ...filterConditions(lookup, projectId, filters, { model: b.modelId, provider: b.providerId, agent: b.agentId, reason: b.reason, stream: b.streamId }),
+  ];
+}
+
+/** A project's harness-reported breaks in the range that match the filters. */
+export function externalBreakConditions(
+  e: { projectId: Column; ts: Column; sessionId: Column; agentId: Column },
+  projectId: number,
+  range: TimeRange,
+  filters: ExternalBreakFilters,
+): SQL[] {
+  const conditions = [eq(e.projectId, projectId), ...rangeConditions(e.ts, range)];
+  if (filters.sessionId) conditions.push(inArray(e.sessionId, filters.sessionId));
+  if (filters.agentId) conditions.push(inArray(e.agentId, filters.agentId));
+  return conditions;
+}
+
+/** Rows after a (ts, id) cursor, in the order newest first, ties by id downwards. */
+export function olderThan(ts: Column, id: Column, cursor: string): SQL {
+  const [t, i] = cursorValues(cursor, ['number', 'number']) as [number, number];
+  return or(lt(ts, t), and(eq(ts, t), lt(id, i)))!;
+}
+
+/** The cursor to what follows a page, read with one row more than its limit; null at the end. */
+export function nextCursor<R>(rows: readonly R[], limit: number, key: (last: R) => (string | number)[]): string | null {
+  const last = rows[limit - 1];
+  return rows.length > limit && last !== undefined ? encodeCursor(key(last)) : null;
+}
+
 export function allOf(conditions: SQL[]): SQL | undefined {
   return and(...conditions);
 }
 
 /** Opaque pagination cursors: base64url of a JSON tuple. */
-export function encodeCursor(values: (string | number)[]): string {
+function encodeCursor(values: (string | number)[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }
 

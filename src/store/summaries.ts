@@ -8,6 +8,7 @@ import type { Sums } from './schema.js';
 import type {
   BreakCauseRow,
   CostTotals,
+  ExternalBreak,
   Filters,
   GroupBy,
   RateTokens,
@@ -86,12 +87,7 @@ export function sessionSummaryOf(
     agentIds: agentIds.map((id) => labelValue(id) ?? 'main').sort(),
     firstSeen: row.firstSeen,
     lastSeen: row.lastSeen,
-    turns: row.turns,
-    breaks: row.breaks,
-    cacheRate: cacheRate(row),
-    ...rateTokensOf(row),
-    missedCacheReadTokens: row.missed,
-    ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
+    ...totalsOf(row),
   };
 }
 
@@ -215,4 +211,23 @@ export function turnViewsOf(turns: readonly { turn: Turn; state: number | null; 
     ...placed.get(turn.requestId)!,
     break: record === null ? null : (storedJson<BreakRecord>(record) ?? null),
   }));
+}
+
+/** A harness-reported break as a stored row holds it. */
+export function externalBreakOf(r: ExternalBreak): ExternalBreak {
+  return {
+    harness: r.harness,
+    sessionId: r.sessionId,
+    agentId: r.agentId,
+    source: r.source,
+    ts: r.ts,
+    reason: r.reason,
+    callNumber: r.callNumber,
+    previousCacheReadTokens: r.previousCacheReadTokens,
+    currentCacheReadTokens: r.currentCacheReadTokens,
+    cacheCreationTokens: r.cacheCreationTokens,
+    diffPath: r.diffPath,
+    file: r.file,
+    line: r.line,
+  };
 }

@@ -1,7 +1,6 @@
 // The SQLite implementation of Store: writes through the Writer, reads with
 // drizzle over indexes and rollups.
-import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
@@ -36,6 +35,7 @@ import {
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
+import { groupSums, ownSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
 import {
   addReportedTokens,
@@ -49,7 +49,7 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { allOf, cursorValues, encodeCursor, filterConditions, labelIds, rangeConditions, type LabelKind } from '../filters.js';
+import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
@@ -63,7 +63,6 @@ import { toTurn } from '../../core/join.js';
 /** Turns evaluated again per transaction when re-evaluating. */
 const REEVALUATION_STEP_TURNS = 20_000;
 
-const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
 
 export class SqliteStore implements Store {
   private readonly opened;
@@ -170,23 +169,8 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
-    const conditions = [
-      // A session's breaks are few: the unary + keeps the planner off the
-      // project-and-time index, which would walk every break of the project.
-      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
-      ...rangeConditions(b.ts, range),
-      ...filterConditions(this.labelId, projectId, filters, {
-        model: b.modelId,
-        provider: b.providerId,
-        agent: b.agentId,
-        reason: b.reason,
-        stream: b.streamId,
-      }),
-    ];
-    if (page.cursor !== undefined) {
-      const [ts, id] = cursorValues(page.cursor, ['number', 'number']) as [number, number];
-      conditions.push(or(lt(b.ts, ts), and(eq(b.ts, ts), lt(b.turnId, id)))!);
-    }
+    const conditions = this.breakConditions(projectId, range, filters);
+    if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
     const rows = this.opened.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
       .from(b)
@@ -195,8 +179,7 @@ export class SqliteStore implements Store {
       .limit(page.limit + 1)
       .all();
     const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
-    const last = rows[page.limit - 1];
-    return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.turnId]) : null };
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.turnId]) };
   }
 
   async sessions(
@@ -215,13 +198,7 @@ export class SqliteStore implements Store {
       ? this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds.split(',').map(Number), this.labelValue));
-    const last = rows[page.limit - 1];
-    const more = rows.length > page.limit && last;
-    if (!more) return { items, nextCursor: null };
-    return {
-      items,
-      nextCursor: encodeCursor(order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit]),
-    };
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
@@ -245,17 +222,7 @@ export class SqliteStore implements Store {
         sessionId: s.sessionId,
         firstSeen: sql<number>`${s.firstTs}`,
         lastSeen: sql<number>`${s.lastTs}`,
-        turns: s.turns,
-        breaks: s.breaks,
-        unmeasuredInput: s.unmeasuredInput,
-        uncached: s.uncached,
-        read: s.read,
-        write: s.write,
-        write1h: s.write1h,
-        output: s.output,
-        missed: s.missed,
-        extraCostMicroUsd: s.extraCostMicroUsd,
-        unpriced: s.unpriced,
+        ...ownSums(s),
       })
       .from(s)
       .where(allOf(conditions))
@@ -300,17 +267,7 @@ export class SqliteStore implements Store {
         agentIds: sql<string>`group_concat(${s.agentId})`,
         firstSeen: sql<number>`min(${s.firstTs})`,
         lastSeen,
-        turns: sumOf(s.turns),
-        breaks: sumOf(s.breaks),
-        unmeasuredInput: sumOf(s.unmeasuredInput),
-        uncached: sumOf(s.uncached),
-        read: sumOf(s.read),
-        write: sumOf(s.write),
-        write1h: sumOf(s.write1h),
-        output: sumOf(s.output),
-        missed: sumOf(s.missed),
-        extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
-        unpriced: sumOf(s.unpriced),
+        ...groupSums(s),
       })
       .from(s)
       .where(allOf(conditions))
@@ -349,7 +306,7 @@ export class SqliteStore implements Store {
     return this.opened.db
       .select({ name: r.tool, breaks: count })
       .from(r)
-      .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
       .groupBy(r.tool)
       .having(sql`${count} > 0`)
       .orderBy(desc(count), asc(r.tool))
@@ -371,27 +328,12 @@ export class SqliteStore implements Store {
       .all();
   }
 
-  /** Range and filters on a break rollup (not per session). */
-  private breakRollupConditions(r: typeof breakCauseRollups | typeof breakToolRollups, projectId: number, range: TimeRange, filters: Filters): SQL[] {
-    return [
-      ...rangeConditions(r.minute, range, 60_000),
-      ...filterConditions(this.labelId, projectId, filters, { model: r.modelId, provider: r.providerId, agent: r.agentId, reason: r.reason }),
-    ];
-  }
-
   private breakConditions(projectId: number, range: TimeRange, filters: Filters): SQL[] {
     const b = breaksTable;
-    return [
-      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
-      ...rangeConditions(b.ts, range),
-      ...filterConditions(this.labelId, projectId, filters, {
-        model: b.modelId,
-        provider: b.providerId,
-        agent: b.agentId,
-        reason: b.reason,
-        stream: b.streamId,
-      }),
-    ];
+    // A session's breaks are few: the unary + keeps the planner off the
+    // project-and-time index, which would walk every break of the project.
+    const project = filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId);
+    return breakConditions(this.labelId, b, projectId, range, filters, project);
   }
 
   async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
@@ -448,16 +390,7 @@ export class SqliteStore implements Store {
       agentId: r.agentId,
       reason: r.reason,
     }[query.groupBy ?? 'model'];
-    const conditions = [
-      eq(r.projectId, projectId),
-      ...rangeConditions(r.minute, query, 60_000),
-      ...filterConditions(this.labelId, projectId, query.filters, {
-        model: r.modelId,
-        provider: r.providerId,
-        agent: r.agentId,
-        reason: r.reason,
-      }),
-    ];
+    const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
@@ -465,17 +398,7 @@ export class SqliteStore implements Store {
     const selection = {
       ts: bucket,
       group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
-      turns: sumOf(r.turns),
-      breaks: sumOf(r.breaks),
-      unmeasuredInput: sumOf(r.unmeasuredInput),
-      uncached: sumOf(r.uncached),
-      read: sumOf(r.read),
-      write: sumOf(r.write),
-      write1h: sumOf(r.write1h),
-      output: sumOf(r.output),
-      missed: sumOf(r.missed),
-      extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
-      unpriced: sumOf(r.unpriced),
+      ...groupSums(r),
     };
     const select = this.opened.db
       .select(selection)
@@ -502,31 +425,10 @@ export class SqliteStore implements Store {
     const rows = this.opened.db
       .select({
         group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
-        turns: sumOf(r.turns),
-        breaks: sumOf(r.breaks),
-        unmeasuredInput: sumOf(r.unmeasuredInput),
-        uncached: sumOf(r.uncached),
-        read: sumOf(r.read),
-        write: sumOf(r.write),
-        write1h: sumOf(r.write1h),
-        output: sumOf(r.output),
-        missed: sumOf(r.missed),
-        extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
-        unpriced: sumOf(r.unpriced),
+        ...groupSums(r),
       })
       .from(r)
-      .where(
-        allOf([
-          eq(r.projectId, projectId),
-          ...rangeConditions(r.minute, query, 60_000),
-          ...filterConditions(this.labelId, projectId, query.filters, {
-            model: r.modelId,
-            provider: r.providerId,
-            agent: r.agentId,
-            reason: r.reason,
-          }),
-        ]),
-      )
+      .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []))
       .orderBy(...(groupColumn ? [asc(groupColumn)] : []))
       .all();
@@ -567,7 +469,7 @@ export class SqliteStore implements Store {
           unpriced: sql<number>`sum(${r.unpriced})`,
         })
         .from(r)
-        .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+        .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
         .groupBy(r.reason, r.cause)
         .having(sql`${breaks} > 0`)
         .all();
@@ -656,8 +558,7 @@ export class SqliteStore implements Store {
   async externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    const after = page.cursor === undefined ? undefined : (cursorValues(page.cursor, ['number', 'number']) as [number, number]);
-    return readExternalBreaks(this.opened.db, projectId, range, filters, page, after);
+    return readExternalBreaks(this.opened.db, projectId, range, filters, page);
   }
 
   async prune(options: PruneOptions): Promise<PruneResult> {
