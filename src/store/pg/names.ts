@@ -41,8 +41,13 @@ export class PgNames implements Names {
 
   // --- resolving, before evaluation ---
 
-  /** Stores the labels not yet known (each in its own statement, outside any write transaction) and caches their ids. */
-  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>): Promise<void> {
+  /**
+   * Stores the labels not yet known and caches their ids. Outside a
+   * transaction (`sql` the pool), each is committed at once; inside one
+   * (`sql` a transaction) it is for labels that stored turns use, which
+   * exist already.
+   */
+  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>, sql: Sql = this.sql): Promise<void> {
     const kinds: string[] = [];
     const values: string[] = [];
     const seen = new Set<string>();
@@ -54,8 +59,8 @@ export class PgNames implements Names {
       values.push(value ?? '');
     }
     if (kinds.length === 0) return;
-    await this.sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
-    const rows = await this.sql<{ id: number; kind: string; value: string }[]>`
+    await sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
+    const rows = await sql<{ id: number; kind: string; value: string }[]>`
       SELECT l.id, l.kind, l.value FROM labels l JOIN unnest(${kinds}::text[], ${values}::text[]) AS w(kind, value)
         ON l.kind = w.kind AND l.value = w.value`;
     for (const row of rows) this.remember(row);

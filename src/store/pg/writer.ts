@@ -30,7 +30,8 @@ import {
   type Slot,
 } from '../evaluate/plan.js';
 import { stageBatch, stagedKey, type Staged } from '../evaluate/staging.js';
-import { MISS, ridOf, storedJson, turnColumns, type TurnRow } from '../sqlite/rows.js';
+import { MISS, ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from '../sqlite/rows.js';
+import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
 import type { WriterBatch, WriterOutcome } from '../sqlite/writer.js';
@@ -382,6 +383,17 @@ export class PgWriter {
       }
     }
 
+    // The labels their turns count under (stored by whoever stored the turns), before and after this write.
+    const labels: [LabelKind, string | undefined][] = [];
+    for (const list of lists.values()) {
+      for (const slot of list) {
+        for (const turn of slot.row ? [slot.turn, toTurn(rowToParts(slot.row, names))] : [slot.turn]) {
+          if (turn) labels.push(['model', turn.model], ['provider', turn.provider], ['agent', turn.agentId]);
+        }
+      }
+    }
+    await this.names.resolveLabels(labels, tx);
+
     // The TTL tiers before each window, the compactions main streams must know, and the stored break records.
     const seeded = streamIds.filter((id) => windows.get(id)!.window.length > 0);
     const compactOf = new Map<number, number>();
@@ -535,37 +547,38 @@ export class PgWriter {
     const rows = [...updates].sort((a, b) => a[0] - b[0]).map(([id, u]) => {
       const snapshot = u.snapshot && u.s ? snapshotColumns(u.s.parts.snapshot, this.names) : [null, null, null, null, null] as const;
       const usage = u.usage && u.s ? usageColumns(u.s.parts.usage, this.names) : usageColumns(undefined, this.names);
-      return [id, u.place, u.place ? u.s!.streamId : null, u.place ? (u.s!.turn?.ts ?? null) : null, u.snapshot, snapshot[0], snapshot[1],
-        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], u.usage, ...usage, u.setState, u.state, u.tiers] as const;
+      // Flags as 0/1: the driver sends an array of booleans as one boolean.
+      return [id, +u.place, u.place ? u.s!.streamId : null, u.place ? (u.s!.turn?.ts ?? null) : null, +u.snapshot, snapshot[0], snapshot[1],
+        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
       UPDATE turns t SET
-        stream_id = CASE WHEN u.place THEN u.stream_id ELSE t.stream_id END,
-        ts = CASE WHEN u.place THEN u.ts ELSE t.ts END,
-        prefix_id = CASE WHEN u.snap THEN u.prefix_id ELSE t.prefix_id END,
-        snapshot_provider_id = CASE WHEN u.snap THEN u.snapshot_provider_id ELSE t.snapshot_provider_id END,
-        expect_miss = CASE WHEN u.snap THEN u.expect_miss ELSE t.expect_miss END,
-        message_hashes = CASE WHEN u.snap THEN decode(u.message_hashes, 'hex') ELSE t.message_hashes END,
-        message_markers = CASE WHEN u.snap THEN u.message_markers ELSE t.message_markers END,
-        end_ts = CASE WHEN u.use THEN u.end_ts ELSE t.end_ts END,
-        ttft_ms = CASE WHEN u.use THEN u.ttft_ms ELSE t.ttft_ms END,
-        usage_provider_id = CASE WHEN u.use THEN u.usage_provider_id ELSE t.usage_provider_id END,
-        usage_model_id = CASE WHEN u.use THEN u.usage_model_id ELSE t.usage_model_id END,
-        uncached = CASE WHEN u.use THEN u.uncached ELSE t.uncached END,
-        read = CASE WHEN u.use THEN u.read ELSE t.read END,
-        write = CASE WHEN u.use THEN u.write ELSE t.write END,
-        write_1h = CASE WHEN u.use THEN u.write_1h ELSE t.write_1h END,
-        output = CASE WHEN u.use THEN u.output ELSE t.output END,
-        cache_reported = CASE WHEN u.use THEN u.cache_reported::boolean ELSE t.cache_reported END,
-        write_reported = CASE WHEN u.use THEN u.write_reported::boolean ELSE t.write_reported END,
-        diagnostics = CASE WHEN u.use THEN u.diagnostics ELSE t.diagnostics END,
-        state = CASE WHEN u.st THEN u.state ELSE t.state END,
-        tiers = CASE WHEN u.st THEN u.tiers ELSE t.tiers END
-      FROM unnest(${col(0)}::bigint[], ${col(1)}::boolean[], ${col(2)}::int[], ${col(3)}::bigint[], ${col(4)}::boolean[], ${col(5)}::int[],
-        ${col(6)}::int[], ${col(7)}::text[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::boolean[], ${col(11)}::bigint[],
+        stream_id = CASE WHEN u.place = 1 THEN u.stream_id ELSE t.stream_id END,
+        ts = CASE WHEN u.place = 1 THEN u.ts ELSE t.ts END,
+        prefix_id = CASE WHEN u.snap = 1 THEN u.prefix_id ELSE t.prefix_id END,
+        snapshot_provider_id = CASE WHEN u.snap = 1 THEN u.snapshot_provider_id ELSE t.snapshot_provider_id END,
+        expect_miss = CASE WHEN u.snap = 1 THEN u.expect_miss ELSE t.expect_miss END,
+        message_hashes = CASE WHEN u.snap = 1 THEN decode(u.message_hashes, 'hex') ELSE t.message_hashes END,
+        message_markers = CASE WHEN u.snap = 1 THEN u.message_markers ELSE t.message_markers END,
+        end_ts = CASE WHEN u.use = 1 THEN u.end_ts ELSE t.end_ts END,
+        ttft_ms = CASE WHEN u.use = 1 THEN u.ttft_ms ELSE t.ttft_ms END,
+        usage_provider_id = CASE WHEN u.use = 1 THEN u.usage_provider_id ELSE t.usage_provider_id END,
+        usage_model_id = CASE WHEN u.use = 1 THEN u.usage_model_id ELSE t.usage_model_id END,
+        uncached = CASE WHEN u.use = 1 THEN u.uncached ELSE t.uncached END,
+        read = CASE WHEN u.use = 1 THEN u.read ELSE t.read END,
+        write = CASE WHEN u.use = 1 THEN u.write ELSE t.write END,
+        write_1h = CASE WHEN u.use = 1 THEN u.write_1h ELSE t.write_1h END,
+        output = CASE WHEN u.use = 1 THEN u.output ELSE t.output END,
+        cache_reported = CASE WHEN u.use = 1 THEN u.cache_reported::boolean ELSE t.cache_reported END,
+        write_reported = CASE WHEN u.use = 1 THEN u.write_reported::boolean ELSE t.write_reported END,
+        diagnostics = CASE WHEN u.use = 1 THEN u.diagnostics ELSE t.diagnostics END,
+        state = CASE WHEN u.st = 1 THEN u.state ELSE t.state END,
+        tiers = CASE WHEN u.st = 1 THEN u.tiers ELSE t.tiers END
+      FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::int[], ${col(3)}::bigint[], ${col(4)}::int[], ${col(5)}::int[],
+        ${col(6)}::int[], ${col(7)}::text[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::int[], ${col(11)}::bigint[],
         ${col(12)}::bigint[], ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[],
-        ${col(18)}::bigint[], ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::boolean[],
+        ${col(18)}::bigint[], ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[],
         ${col(24)}::int[], ${col(25)}::int[])
         AS u(id, place, stream_id, ts, snap, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, use, end_ts,
           ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported, diagnostics,
