@@ -70,6 +70,9 @@ export default defineConfig({
           include: [...STORE_TESTS, ...POSTGRES_ONLY],
           exclude: [...configDefaults.exclude, ...Object.keys(NOT_ON_POSTGRES)],
           env: { CACHEBREAK_TEST_STORE: 'postgres' },
+          // A PostgreSQL write is a few round trips where SQLite's is a call:
+          // the property tests' hundreds of small writes take several times longer.
+          testTimeout: 120_000,
           globalSetup: ['test/pg-setup.ts'],
         },
       },

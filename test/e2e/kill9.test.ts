@@ -4,7 +4,7 @@
 // connection).
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { freshDb, isPostgres, openStore } from '../store-under-test.js';
+import { freshDb, isPostgresUrl, openStore } from '../store-under-test.js';
 import { sessionsOf, turnsOf } from './api.js';
 import { splitTurn, type WireEvent } from './events.js';
 import { postEvents, startServer } from './server.js';
@@ -28,7 +28,7 @@ function batch(round: number): { events: WireEvent[]; requestIds: string[] } {
 
 /** How many of `requestIds` are stored with a state, read after the process is dead. */
 async function inspect(db: string, requestIds: readonly string[]) {
-  if (isPostgres(db)) {
+  if (isPostgresUrl(db)) {
     const store = await openStore(db);
     const ids = new Set(requestIds);
     const stored = ((await store.sessionTurns('default', SESSION)) ?? []).filter((t) => t.state !== null && ids.has(t.requestId)).length;

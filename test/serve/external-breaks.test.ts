@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ExternalBreak, TailCheckpoint } from '../../src/store/store.js';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
-import { freshDb, isPostgres, openStore, storeUnderTest } from '../store-under-test.js';
+import { freshDb, isPostgresUrl, openStore, storeUnderTest } from '../store-under-test.js';
 import { storeApp } from './harness.js';
 
 const T = Date.parse('2026-11-30T10:00:00.000Z');
@@ -32,7 +32,7 @@ function report(i: number, sessionId = 'sess-1', agentId = 'main'): ExternalBrea
 
 /** Makes every insert of a turn with this request id fail inside the writer's transaction, whichever the store. */
 async function refuseTurn(db: string, requestId: string): Promise<void> {
-  if (isPostgres(db)) {
+  if (isPostgresUrl(db)) {
     const sql = postgres(db, { max: 1, onnotice: () => {} });
     await sql.unsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.request_id = '${requestId}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
