@@ -6,7 +6,7 @@ import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../
 import type { Sums } from '../schema.js';
 import type { Names } from '../evaluate/names.js';
 
-const TURN_COLUMN_NAMES = [
+export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
@@ -78,7 +78,10 @@ export function storedJson<T>(text: string): T | undefined {
   }
 }
 
-export function rowToParts(row: TurnRow, dictionary: Names): TurnParts {
+/** What reading a turn row needs of the store's ids. */
+export type TurnNames = Pick<Names, 'labelValue' | 'streamById' | 'prefixOf'>;
+
+export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
   const parts: TurnParts = { requestId: row.request_id };
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
   if (row.prefix_id !== null && stream && row.ts !== null) {
