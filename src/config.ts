@@ -189,7 +189,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_PG_POOL',
     default: 10,
     valueName: 'N',
-    help: 'Connections to PostgreSQL this process keeps (--db postgres://…); every server sharing the database keeps its own, within the server\'s max_connections',
+    help: 'Connections a server keeps to PostgreSQL (--db postgres://…; other commands keep 2); every server sharing the database keeps its own, all within PostgreSQL\'s max_connections',
     parse: integer(1, 1000),
   } satisfies Option<number>,
   'body-limit': {
