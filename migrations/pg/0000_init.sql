@@ -108,7 +108,7 @@ CREATE TABLE "reported_tokens" (
 	"source" text NOT NULL,
 	"model_id" integer NOT NULL,
 	"kind" text NOT NULL,
-	"tokens" bigint DEFAULT 0 NOT NULL
+	"tokens" double precision DEFAULT 0 NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "rollups" (

@@ -237,7 +237,8 @@ export const reportedTokens = pgTable(
     source: text().notNull(),
     modelId: integer('model_id').notNull(),
     kind: text().notNull(),
-    tokens: big().notNull().default(0),
+    /** A metric's points may be doubles: kept as sent, as SQLite keeps them. */
+    tokens: doublePrecision().notNull().default(0),
   },
   (t) => [uniqueIndex('reported_tokens_key').on(t.projectId, t.minute, t.source, t.modelId, t.kind)],
 );

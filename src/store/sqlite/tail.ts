@@ -11,7 +11,7 @@ import { allOf, externalBreakConditions, nextCursor, olderThan } from '../filter
 import { externalBreakOf } from '../summaries.js';
 
 /** One report is one harness, session, source, time and call: the same line read twice is the same key. */
-function keyOf(b: ExternalBreak): string {
+export function externalBreakKey(b: ExternalBreak): string {
   return hashString(JSON.stringify([b.harness, b.sessionId, b.source, b.ts, b.callNumber, b.reason]));
 }
 
@@ -45,7 +45,7 @@ export class TailWriter {
     return breaks.filter(
       (b) =>
         this.statements.externalBreak.run(
-          projectId, keyOf(b), b.harness, b.sessionId, b.agentId, b.source, b.ts, b.reason, b.callNumber,
+          projectId, externalBreakKey(b), b.harness, b.sessionId, b.agentId, b.source, b.ts, b.reason, b.callNumber,
           b.previousCacheReadTokens, b.currentCacheReadTokens, b.cacheCreationTokens, b.diffPath, b.file, b.line,
         ).changes > 0,
     );
