@@ -6,6 +6,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
+import { DatabaseUnusable } from '../../src/store/db.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 import { freshStore } from '../helpers.js';
@@ -129,6 +130,17 @@ describe('PostgreSQL store', () => {
     expect(await a.tailCheckpoints('tail')).toEqual([{ ...checkpoint, offset: 200 }]);
     await a.forgetTailCheckpoints('tail', ['1:2']);
     expect(await b.tailCheckpoints('tail')).toEqual([]);
+  });
+
+  it('says what to do when the database is missing or --db is not a URL', async () => {
+    const missing = new URL(db.url);
+    missing.pathname = '/cb_no_such_database';
+    missing.password = 'hunter2';
+    const error = await PgStore.open(missing.toString(), SERVICE_DETECTION, { pool: 1 }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(DatabaseUnusable);
+    expect((error as Error).message).toMatch(/^the database of postgres:\/\/[^ ]*:\*\*\*@[^ ]*\/cb_no_such_database does not exist .*: create it/);
+    expect((error as Error).message).not.toMatch(/hunter2/);
+    await expect(PgStore.open('postgres://[bad', SERVICE_DETECTION)).rejects.toThrow(/is not a URL: write postgres:\/\/user:password@host:5432\/database/);
   });
 
   it('migrates an empty database once when three stores open it at once', async () => {

@@ -4,7 +4,7 @@
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
 import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
-import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
+import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
@@ -45,7 +45,9 @@ import {
   type StoredCountsRow,
 } from '../summaries.js';
 import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import type { PgDrizzle } from './db.js';
 import { ReadNames } from './read-names.js';
+import * as schema from './schema.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBreaks, reportedTokens, rollups, sessions as sessionsTable, streams, turns } from './schema.js';
 
 /** Text ordered byte-wise, as SQLite orders it. */
@@ -65,7 +67,7 @@ export class PgReads {
   /** `client` reads bigint and numeric as numbers, as openPg's does (./db.ts). */
   constructor(
     private readonly client: postgres.Sql,
-    private readonly db: PostgresJsDatabase = drizzle(client),
+    private readonly db: PgDrizzle = drizzle(client, { schema }),
   ) {
     this.names = new ReadNames(client);
   }
