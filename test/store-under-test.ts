@@ -34,8 +34,8 @@ export const PG_POOL = 2;
 
 export { isPostgresUrl };
 
-/** The flags a command gets beside `--db db`: a small pool for PostgreSQL. */
-export function storeArgs(db: string): string[] {
+/** The flags `serve` gets beside `--db db`: a small pool for PostgreSQL (other commands keep a pool of 2). */
+export function serveArgs(db: string): string[] {
   return isPostgresUrl(db) ? ['--pg-pool', String(PG_POOL)] : [];
 }
 

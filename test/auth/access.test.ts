@@ -6,7 +6,7 @@ import { main } from '../../src/cli/main.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer } from '../../src/server.js';
 import { toWire, turn, usage } from '../core/scenario.js';
-import { freshDb, openStore, storeArgs, storedText } from '../store-under-test.js';
+import { freshDb, openStore, storedText } from '../store-under-test.js';
 
 async function cli(argv: string[]) {
   let stdout = '';
@@ -16,7 +16,7 @@ async function cli(argv: string[]) {
 }
 
 async function createKey(db: string, project: string, scope: string): Promise<string> {
-  const { code, stdout, stderr } = await cli(['keys', 'create', '--db', db, ...storeArgs(db), '--project', project, '--scope', scope]);
+  const { code, stdout, stderr } = await cli(['keys', 'create', '--db', db, '--project', project, '--scope', scope]);
   expect(code).toBe(0);
   expect(stderr).toContain('not shown again');
   return stdout.trim();
@@ -34,7 +34,7 @@ describe('API keys', () => {
     const db = await freshDb('k');
     const key = await createKey(db, 'alpha', 'ingest,read');
     expect(key).toMatch(/^cb_[A-Za-z0-9_-]{32}$/);
-    const listed = await cli(['keys', 'list', '--db', db, ...storeArgs(db), '--json']);
+    const listed = await cli(['keys', 'list', '--db', db, '--json']);
     const [entry] = JSON.parse(listed.stdout);
     expect(entry).toMatchObject({ id: 1, project: 'alpha', scopes: ['ingest', 'read'], prefix: key.slice(0, 9), revokedMs: null });
     expect(listed.stdout).not.toContain(key);
@@ -42,7 +42,7 @@ describe('API keys', () => {
     const stored = await storedText(db);
     expect(stored).toContain(key.slice(0, 9));
     expect(stored.includes(key)).toBe(false);
-    expect((await cli(['keys', 'create', '--db', db, ...storeArgs(db), '--scope', 'write'])).stderr).toContain('unknown scope "write"');
+    expect((await cli(['keys', 'create', '--db', db, '--scope', 'write'])).stderr).toContain('unknown scope "write"');
   });
 
   it('scope every request to the key\'s project and refuse what the scope does not allow', async () => {
@@ -82,7 +82,7 @@ describe('API keys', () => {
       expect((await call('/healthz', undefined)).status).toBe(200);
 
       // Revoked: refused within a second.
-      expect((await cli(['keys', 'revoke', '--db', db, ...storeArgs(db), alphaRead.slice(0, 9)])).code).toBe(0);
+      expect((await cli(['keys', 'revoke', '--db', db, alphaRead.slice(0, 9)])).code).toBe(0);
       expect((await call('/v1/sessions', alphaRead)).status).toBe(401);
     } finally {
       await server.close();
@@ -129,7 +129,7 @@ describe('API keys', () => {
     try {
       for (const auth of [remote, local, insecure]) expect(await auth.authorize(`Bearer ${key}`, 'read')).toEqual({ project: 'alpha', keyId: 1 });
       await expect(remote.authorize(undefined, 'read')).rejects.toThrow('an API key is required');
-      expect((await cli(['keys', 'revoke', '--db', db, ...storeArgs(db), '1'])).code).toBe(0);
+      expect((await cli(['keys', 'revoke', '--db', db, '1'])).code).toBe(0);
       now += 1_000; // whether any key is active is asked again after a second
       for (const auth of [remote, local]) {
         await expect(auth.authorize(undefined, 'read')).rejects.toThrow('an API key is required');

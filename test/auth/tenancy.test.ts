@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { ROUTE_DOCS } from '../../src/serve/rest/docs.js';
 import { toWire, turn, usage, SEED_TOOLS, tools } from '../core/scenario.js';
-import { freshDb, storeArgs } from '../store-under-test.js';
+import { freshDb } from '../store-under-test.js';
 import { emitLogs, logExporter, nativeRecord, startOtlpServer, type TestServer } from '../otlp/harness.js';
 
 async function createKey(db: string, project: string, scope: string): Promise<string> {
   let key = '';
-  const code = await main(['keys', 'create', '--db', db, ...storeArgs(db), '--project', project, '--scope', scope], {
+  const code = await main(['keys', 'create', '--db', db, '--project', project, '--scope', scope], {
     stdout: (t) => (key += t),
     stderr: () => {},
     env: {},

@@ -8,7 +8,6 @@ import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../helpers.js';
-import { storeArgs } from '../store-under-test.js';
 import { breaksWithHarnessOf } from './api.js';
 import { cli } from '../cli/run.js';
 import { anthropicUsage, iso, opaqueHash, toolRefs, type WireEvent } from './events.js';
@@ -175,12 +174,12 @@ describe("the harness's own break reports beside cachebreak's", () => {
 
     // cachebreak report, on the same database.
     await server.stop();
-    const report = await cli(['report', '--db', server.db, ...storeArgs(server.db), '--json']);
+    const report = await cli(['report', '--db', server.db, '--json']);
     expect(report.code).toBe(0);
     const json = JSON.parse(report.stdout) as { agreement: unknown; harnessReports: { requestId: string; sessionId: string; harnessReason: string; agrees: boolean }[] };
     expect(json.agreement).toEqual(agreement);
     expect(json.harnessReports.find((r) => r.requestId === 'b2')).toMatchObject({ sessionId: S2, harnessReason: 'tools changed (+1/-0 tools)', agrees: true });
-    const text = await cli(['report', '--db', server.db, ...storeArgs(server.db)]);
+    const text = await cli(['report', '--db', server.db]);
     expect(text.stdout).toMatch(/harness \(its own reports\)\s+agreed on 4 of 5 breaks\s+80\.0%/);
     expect(text.stdout).toContain('1 harness report matched no break');
   });

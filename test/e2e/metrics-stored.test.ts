@@ -5,7 +5,7 @@
 // counters count what the running process saw.
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run.js';
-import { freshDb, openStore, storeArgs } from '../store-under-test.js';
+import { freshDb, openStore } from '../store-under-test.js';
 import { seedSession } from './events.js';
 import { promtoolCheck, samples } from './exposition.js';
 import { mixedWorkload } from './mixed-workload.js';
@@ -58,7 +58,7 @@ describe('/metrics counters start from the stored totals', () => {
 
   it('after `cachebreak demo`, serve shows the demo totals, within the per-project cap on models', { timeout: 60_000 }, async () => {
     const db = await freshDb('demo');
-    expect((await cli(['demo', '--db', db, ...storeArgs(db)])).code).toBe(0);
+    expect((await cli(['demo', '--db', db])).code).toBe(0);
     const store = await openStore(db);
     const [totals] = await store.totals('default', { filters: {} });
     const byModel = (await store.totals('default', { filters: {}, groupBy: 'model' })).sort((a, b) => b.turns - a.turns);

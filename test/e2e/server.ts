@@ -4,7 +4,7 @@
 // tests share it, after the last of them). Assumes `npm run build` has run
 // (npm test builds before vitest).
 import { afterAll, afterEach } from 'vitest';
-import { freshDb, storeArgs } from '../store-under-test.js';
+import { freshDb, serveArgs } from '../store-under-test.js';
 import { spawnServer, type Executable, type ServerProcess } from './process.js';
 
 export type { Exit, Reply, ServerProcess } from './process.js';
@@ -47,7 +47,7 @@ export interface StartOptions {
 export async function startServer(options: StartOptions = {}): Promise<ServerProcess> {
   const lifetime = options.lifetime ?? 'test';
   const db = options.db ?? (await freshDb('x', lifetime));
-  const args = [...storeArgs(db), ...(options.args ?? [])];
+  const args = options.args?.includes('--pg-pool') ? options.args : [...serveArgs(db), ...(options.args ?? [])];
   const server = await spawnServer(db, args, options.nodeArgs, options.command, options.executable);
   const set = running[lifetime];
   set.add(server);

@@ -13,7 +13,7 @@ import { keyPrefix } from '../../src/auth/keys.js';
 import { cli } from '../cli/run.js';
 import { tempDir } from '../helpers.js';
 import { postEvents, request, startServer, type ServerProcess } from '../e2e/server.js';
-import { freshDb, storeArgs } from '../store-under-test.js';
+import { freshDb } from '../store-under-test.js';
 import { deliver, randomEvents, resultsOf, sessionsIn, smallBatches, type Results } from './cluster.js';
 
 const NODES = 3;
@@ -95,7 +95,7 @@ describe(`${NODES} serve nodes on one PostgreSQL database`, () => {
   it('share API keys: one created in the database locks and opens every node, and its revocation locks them all', { timeout: 60_000 }, async () => {
     const db = await freshDb('keys');
     const nodes = await cluster(db);
-    const created = await cli(['keys', 'create', '--db', db, ...storeArgs(db), '--project', 'default', '--scope', 'ingest,read']);
+    const created = await cli(['keys', 'create', '--db', db, '--project', 'default', '--scope', 'ingest,read']);
     expect(created.code, created.stderr).toBe(0);
     const key = created.stdout.trim();
     const bearer = { authorization: `Bearer ${key}` };
@@ -110,7 +110,7 @@ describe(`${NODES} serve nodes on one PostgreSQL database`, () => {
     const sessions = await request(nodes[2]!.url, '/v1/sessions', { headers: bearer });
     expect((sessions.body as { sessions: unknown[] }).sessions.length).toBeGreaterThan(0);
 
-    const revoked = await cli(['keys', 'revoke', '--db', db, ...storeArgs(db), keyPrefix(key)]);
+    const revoked = await cli(['keys', 'revoke', '--db', db, keyPrefix(key)]);
     expect(revoked.code, revoked.stderr).toBe(0);
     await expect.poll(() => statusEverywhere(bearer), { timeout: 5_000, interval: 200 }).toEqual([401, 401, 401]);
     expect(await statusEverywhere({})).toEqual([401, 401, 401]);
