@@ -73,6 +73,12 @@ export default defineConfig({
           // A PostgreSQL write is a few round trips where SQLite's is a call:
           // the property tests' hundreds of small writes take several times longer.
           testTimeout: 120_000,
+          // After the sqlite project, two files at a time (CI's two cores give
+          // one by default): these tests wait on the database more than they
+          // compute. Each keeps its pools small (test/store-under-test.ts): far
+          // below the server's 100 connections.
+          sequence: { groupOrder: 1 },
+          maxWorkers: 2,
           globalSetup: ['test/pg-setup.ts'],
         },
       },
