@@ -6,7 +6,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Row } from './lib.js';
 import { startServerProcess } from './server-process.js';
-import { benchBatch, type WorkloadOptions } from './workload.js';
+import { benchBatch, benchEvent, type WorkloadOptions } from './workload.js';
 
 export const BATCH = 1_000;
 /** Sessions active at once (each with a subagent stream): a team's worth of agents. */
@@ -67,22 +67,53 @@ async function post(url: string, events: Record<string, unknown>[]): Promise<voi
 }
 
 /**
- * Sends `turns` events in 1,000-event batches, SENDERS requests in flight per
- * server (agents send at once), each sender to one of `urls` in turn.
+ * How batches reach several servers: `spread`, each batch to the next server
+ * (a load balancer without affinity: every server writes every session);
+ * `pinned`, each session's events to one server (session affinity).
  */
-export async function ingestOverHttp(urls: string | readonly string[], options: WorkloadOptions, first = 0): Promise<number> {
+export type Routing = 'spread' | 'pinned';
+
+/** The events of the sessions pinned to server `node` of `nodes`, in order: the j-th of them is event `indexOf(j)`. */
+function pinnedIndex(node: number, nodes: number, concurrency: number): (j: number) => number {
+  const slots = Array.from({ length: concurrency }, (_, slot) => slot).filter((slot) => slot % nodes === node);
+  return (j) => Math.floor(j / slots.length) * concurrency + slots[j % slots.length]!;
+}
+
+/**
+ * Sends `turns` events (from `first`) in 1,000-event batches, SENDERS
+ * requests in flight per server (agents send at once), routed to `urls` as
+ * `routing` says.
+ */
+export async function ingestOverHttp(urls: string | readonly string[], options: WorkloadOptions, first = 0, routing: Routing = 'spread'): Promise<number> {
   const targets = typeof urls === 'string' ? [urls] : urls;
-  let next = first;
   const end = first + options.turns;
   const start = performance.now();
-  const sender = async (url: string) => {
-    while (next < end) {
-      const from = next;
-      next += BATCH;
-      await post(url, benchBatch(from, BATCH, options));
-    }
-  };
-  await Promise.all(Array.from({ length: SENDERS * targets.length }, (_, i) => sender(targets[i % targets.length]!)));
+  if (routing === 'spread') {
+    let next = first;
+    const sender = async (url: string) => {
+      while (next < end) {
+        const from = next;
+        next += BATCH;
+        await post(url, benchBatch(from, BATCH, options));
+      }
+    };
+    await Promise.all(Array.from({ length: SENDERS * targets.length }, (_, i) => sender(targets[i % targets.length]!)));
+  } else {
+    const senders = targets.flatMap((url, node) => {
+      const indexOf = pinnedIndex(node, targets.length, options.concurrency);
+      let j = 0;
+      while (indexOf(j) < first) j++;
+      const sender = async () => {
+        while (indexOf(j) < end) {
+          const batch: Record<string, unknown>[] = [];
+          for (; batch.length < BATCH && indexOf(j) < end; j++) batch.push(benchEvent(indexOf(j), options));
+          await post(url, batch);
+        }
+      };
+      return Array.from({ length: SENDERS }, sender);
+    });
+    await Promise.all(senders);
+  }
   return (options.turns * 1000) / (performance.now() - start);
 }
 

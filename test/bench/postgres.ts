@@ -1,5 +1,6 @@
 // PostgreSQL figures: HTTP ingest into 1, 2 and 3 `serve` processes sharing
-// one database, each beside a raw COPY of the same rows into a table of the
+// one database (2 and 3 both with every node writing every session and with
+// each session pinned to one node), each beside a raw COPY of the same rows into a table of the
 // same shape (measured in the same run), with where the time goes: the CPU
 // of the node processes and of the database's backends, and what the
 // backends wait on. Then the dashboard endpoints on the database the 3-node
@@ -120,30 +121,28 @@ export async function benchPostgres(options: WorkloadOptions, sqlite: SqliteBesi
   const rows: Row[] = [];
   let filled: TestDatabase | undefined;
   try {
-    for (const count of NODE_COUNTS) {
-      const database = await freshDatabase(`bench${count}`);
+    // Spread: every node writes every session (its per-session locks are
+    // shared); pinned: each session's events to one node. The 3-node spread
+    // run's database is filled to the size for the reads.
+    const runs = NODE_COUNTS.flatMap((count) => (count === 1 ? [{ count, routing: 'spread' as const }] : [{ count, routing: 'pinned' as const }, { count, routing: 'spread' as const }]));
+    for (const { count, routing } of runs) {
+      const database = await freshDatabase(`bench${count}${routing}`);
       const nodes = await startNodes(database.url, count);
+      const urls = nodes.map((n) => n.url);
       try {
         const load = watchLoad(database.url, nodes.map((n) => n.child.pid!));
-        const rate = await ingestOverHttp(
-          nodes.map((n) => n.url),
-          curve,
-        );
+        const rate = await ingestOverHttp(urls, curve, 0, routing);
         const { nodeCores, backendCores, waits } = await load.stop();
-        const label = `HTTP ingest into PostgreSQL, ${count} serve node${count > 1 ? 's' : ''} (${size})`;
+        const how = count === 1 ? '' : routing === 'spread' ? ', every node writing every session' : ', each session pinned to one node';
+        const label = `HTTP ingest into PostgreSQL, ${count} serve node${count > 1 ? 's' : ''}${how} (${size})`;
         rows.push({ figure: label, value: rate, unit: 'turns/s', baseline: { label: 'raw COPY of the same rows', value: copy } });
         rows.push({ figure: `${label}: CPU of the nodes`, value: nodeCores, unit: 'cores' });
         rows.push({ figure: `${label}: CPU of PostgreSQL's backends`, value: backendCores, unit: 'cores' });
-        const top = [...waits].sort((a, b) => b[1] - a[1]).slice(0, 3);
+        const top = [...waits].sort((x, y) => y[1] - x[1]).slice(0, 3);
         for (const [wait, active] of top) rows.push({ figure: `${label}: backends active on ${wait}`, value: active, unit: 'on average' });
-        if (count === NODE_COUNTS.at(-1)) {
+        if (count === NODE_COUNTS.at(-1) && routing === 'spread') {
           if (options.turns > curve.turns) {
-            const more = { ...options, turns: options.turns - curve.turns };
-            const fill = await ingestOverHttp(
-              nodes.map((n) => n.url),
-              more,
-              curve.turns,
-            );
+            const fill = await ingestOverHttp(urls, { ...options, turns: options.turns - curve.turns }, curve.turns);
             rows.push({ figure: `HTTP ingest into PostgreSQL, ${count} serve nodes, from ${size} to ${(options.turns / 1e6).toLocaleString('en-US')}M`, value: fill, unit: 'turns/s' });
           }
           filled = database;
@@ -153,7 +152,7 @@ export async function benchPostgres(options: WorkloadOptions, sqlite: SqliteBesi
         if (filled !== database) await database.drop();
       }
     }
-    rows.push({ figure: `HTTP ingest into SQLite, 1 serve node (${(options.turns / 1e6).toLocaleString('en-US')}M turns, same run)`, value: sqlite.ingest, unit: 'turns/s', baseline: { label: 'raw COPY into PostgreSQL', value: copy } });
+    rows.push({ figure: `HTTP ingest into SQLite, 1 serve node (${(options.turns / 1e6).toLocaleString('en-US')}M turns, same run)`, value: sqlite.ingest, unit: 'turns/s' });
     const latencies = await endpointLatencies(filled!.url, options, POOL_ARGS);
     for (const [name, measured] of latencies) {
       const figure = `PostgreSQL: ${endpointFigure(name, options.turns)}`;
