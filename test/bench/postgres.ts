@@ -6,6 +6,7 @@
 // backends wait on. Then the dashboard endpoints on the database the 3-node
 // run filled, beside the same endpoints on SQLite at the same size.
 import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import postgres from 'postgres';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 import { percentile, type Row } from './lib.js';
@@ -55,8 +56,16 @@ async function rawCopy(options: WorkloadOptions): Promise<number> {
   }
 }
 
+/** CPU seconds the whole machine has been busy (every process, all cores). */
+function machineBusySeconds(): number {
+  const [, user, nice, system, , , irq, softirq] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+  return (user! + nice! + system! + irq! + softirq!) / CLOCK_TICKS;
+}
+
 interface Load {
-  /** CPU seconds per wall second of the node processes together. */
+  /** CPU seconds per wall second of the whole machine, of this process (the load generator), of the node processes together. */
+  machineCores: number;
+  generatorCores: number;
   nodeCores: number;
   /** CPU seconds per wall second of the database's backends. */
   backendCores: number;
@@ -70,6 +79,8 @@ function watchLoad(url: string, pids: number[]): { stop(): Promise<Load> } {
   const name = new URL(url).pathname.slice(1);
   const backendsAtStart = new Map<number, number>();
   const nodesAtStart = pids.map(cpuSeconds);
+  const machineAtStart = machineBusySeconds();
+  const generatorAtStart = process.cpuUsage();
   const waits = new Map<string, number>();
   let samples = 0;
   let stopped = false;
@@ -92,12 +103,15 @@ function watchLoad(url: string, pids: number[]): { stop(): Promise<Load> } {
     async stop() {
       const seconds = (performance.now() - start) / 1000;
       const nodeCores = pids.reduce((sum, pid, i) => sum + cpuSeconds(pid) - nodesAtStart[i]!, 0) / seconds;
+      const machineCores = (machineBusySeconds() - machineAtStart) / seconds;
+      const generator = process.cpuUsage(generatorAtStart);
+      const generatorCores = (generator.user + generator.system) / 1e6 / seconds;
       const backends = await sql<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
       const backendCores = backends.reduce((sum, { pid }) => sum + cpuSeconds(pid) - (backendsAtStart.get(pid) ?? 0), 0) / seconds;
       stopped = true;
       await loop;
       await sql.end();
-      return { nodeCores, backendCores, waits: new Map([...waits].map(([wait, n]) => [wait, n / Math.max(1, samples)])) };
+      return { machineCores, generatorCores, nodeCores, backendCores, waits: new Map([...waits].map(([wait, n]) => [wait, n / Math.max(1, samples)])) };
     },
   };
 }
@@ -132,12 +146,14 @@ export async function benchPostgres(options: WorkloadOptions, sqlite: SqliteBesi
       try {
         const load = watchLoad(database.url, nodes.map((n) => n.child.pid!));
         const rate = await ingestOverHttp(urls, curve, 0, routing);
-        const { nodeCores, backendCores, waits } = await load.stop();
+        const { machineCores, generatorCores, nodeCores, backendCores, waits } = await load.stop();
         const how = count === 1 ? '' : routing === 'spread' ? ', every node writing every session' : ', each session pinned to one node';
         const label = `HTTP ingest into PostgreSQL, ${count} serve node${count > 1 ? 's' : ''}${how} (${size})`;
         rows.push({ figure: label, value: rate, unit: 'turns/s', baseline: { label: 'raw COPY of the same rows', value: copy } });
         rows.push({ figure: `${label}: CPU of the nodes`, value: nodeCores, unit: 'cores' });
         rows.push({ figure: `${label}: CPU of PostgreSQL's backends`, value: backendCores, unit: 'cores' });
+        rows.push({ figure: `${label}: CPU of the load generator`, value: generatorCores, unit: 'cores' });
+        rows.push({ figure: `${label}: CPU of the whole machine (every process)`, value: machineCores, unit: 'cores', aim: `of ${cpus().length}` });
         const top = [...waits].sort((x, y) => y[1] - x[1]).slice(0, 3);
         for (const [wait, active] of top) rows.push({ figure: `${label}: backends active on ${wait}`, value: active, unit: 'on average' });
         if (count === NODE_COUNTS.at(-1) && routing === 'spread') {
