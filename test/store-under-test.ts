@@ -10,9 +10,7 @@ import { dirname, join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, afterEach } from 'vitest';
 import { SERVICE_DETECTION } from '../src/prices/index.js';
-import { isPostgresUrl } from '../src/store/pg/db.js';
-import { PgStore } from '../src/store/pg/store.js';
-import { SqliteStore } from '../src/store/sqlite/store.js';
+import { isPostgresUrl, openStore as openStoreOf } from '../src/store/open.js';
 import type { Store } from '../src/store/store.js';
 import { freshDatabase } from './pg.js';
 
@@ -70,8 +68,9 @@ async function createDb(label: string): Promise<{ db: string; remove(): Promise<
   return { db: join(dir, `${label}.db`), remove: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-function newStore(db: string): Promise<Store> | Store {
-  return isPostgresUrl(db) ? PgStore.open(db, SERVICE_DETECTION, { pool: PG_POOL }) : new SqliteStore(db, SERVICE_DETECTION);
+/** As the commands open --db, with a small pool. */
+function newStore(db: string): Promise<Store> {
+  return openStoreOf(db, SERVICE_DETECTION, { pgPool: PG_POOL });
 }
 
 /**
