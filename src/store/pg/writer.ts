@@ -34,7 +34,7 @@ import { MISS, ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from '
 import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
-import type { WriterBatch, WriterOutcome } from '../sqlite/writer.js';
+import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
 import { lockAll, MoreLocks, requestLock, retryable, seriesLock, sessionLock, tryLocks, type LockKey } from './locks.js';
 import type { PgNames } from './names.js';
 
