@@ -60,6 +60,12 @@ export class PgNames implements Names {
     }
     if (kinds.length === 0) return;
     await sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
+    await this.findLabels(kinds, values, sql);
+  }
+
+  /** Caches the ids of the labels stored with these values (for existingLabel), storing none: what reads filter on. */
+  async findLabels(kinds: readonly string[], values: readonly string[], sql: Sql = this.sql): Promise<void> {
+    if (kinds.length === 0) return;
     const rows = await sql<{ id: number; kind: string; value: string }[]>`
       SELECT l.id, l.kind, l.value FROM labels l JOIN unnest(${kinds}::text[], ${values}::text[]) AS w(kind, value)
         ON l.kind = w.kind AND l.value = w.value`;
