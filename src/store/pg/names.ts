@@ -77,7 +77,9 @@ export class PgNames implements Names {
     return { kinds, values };
   }
 
-  private async findLabels(kinds: string[], values: string[], sql: Sql): Promise<void> {
+  /** Caches the ids of the labels stored with these values (for existingLabel), storing none: what reads filter on. */
+  async findLabels(kinds: readonly string[], values: readonly string[], sql: Sql = this.sql): Promise<void> {
+    if (kinds.length === 0) return;
     const rows = await sql<{ id: number; kind: string; value: string }[]>`
       SELECT l.id, l.kind, l.value FROM labels l JOIN unnest(${kinds}::text[], ${values}::text[]) AS w(kind, value)
         ON l.kind = w.kind AND l.value = w.value`;

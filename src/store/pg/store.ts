@@ -59,7 +59,7 @@ export class PgStore implements Store {
     this.writer = new PgWriter(opened.sql, this.names, options);
     this.keys = new PgKeyStore(opened.sql, this.names);
     this.retention = new PgRetention(opened.sql);
-    this.reads = new PgReads(opened.sql);
+    this.reads = new PgReads(opened.sql, this.names, opened.db);
   }
 
   /** Connects to `url` (postgres://…), brings the schema up to date and returns the store. */

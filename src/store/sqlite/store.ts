@@ -41,10 +41,10 @@ import {
   addReportedTokens,
   breakCauseRowsOf,
   sessionSummaryOf,
-  statsRowOf,
+  statsRowsOf,
   STORED_COUNTS_SQL,
   storedCountsOf,
-  totalsRowOf,
+  totalsRowsOf,
   turnViewsOf,
   withReportedTokens,
   type StoredCountsRow,
@@ -386,10 +386,9 @@ export class SqliteStore implements Store {
       .select(selection)
       .from(r)
       .where(allOf(conditions))
-      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
-      .orderBy(...(grouped ? [asc(bucket), asc(groupColumn)] : [asc(bucket)]));
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
     const rows = allRows(this.opened.sqlite, select, Object.keys(selection));
-    const stats = rows.map((row) => statsRowOf(row, query.groupBy, this.labelValue));
+    const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
     if (withReportedTokens(query)) addReportedTokens(stats, this.reportedTokens(projectId, query, minutes));
     return stats;
   }
@@ -412,9 +411,8 @@ export class SqliteStore implements Store {
       .from(r)
       .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []))
-      .orderBy(...(groupColumn ? [asc(groupColumn)] : []))
       .all();
-    return rows.filter((row) => row.turns > 0).map((row) => totalsRowOf(row, query.groupBy, this.labelValue));
+    return totalsRowsOf(rows, query.groupBy, this.labelValue);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
@@ -485,7 +483,7 @@ export class SqliteStore implements Store {
   }
 
   async storedCounts(): Promise<StoredCounts[]> {
-    return this.opened.sqlite.prepare<[], StoredCountsRow>(STORED_COUNTS_SQL).all().map(storedCountsOf);
+    return storedCountsOf(this.opened.sqlite.prepare<[], StoredCountsRow>(STORED_COUNTS_SQL).all());
   }
 
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
@@ -498,7 +496,6 @@ export class SqliteStore implements Store {
       .from(t)
       .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
       .groupBy(bucket, t.modelId, t.kind)
-      .orderBy(asc(bucket), asc(t.modelId), asc(t.kind))
       .all()
       .map((r) => ({ ...r, group: query.groupBy === 'model' ? (this.dictionary.labelValue(r.modelId) ?? '') : undefined }));
   }
