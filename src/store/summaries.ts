@@ -1,5 +1,6 @@
 // What the store's reads answer, built from the sums and rows a backend
 // queried: every backend answers through these, so that they agree.
+import { byCodePoint } from '../core/hash.js';
 import { placements } from '../core/history.js';
 import { cacheRate } from '../core/rate.js';
 import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord, type Turn } from '../core/types.js';
@@ -65,16 +66,31 @@ export function groupValue(groupBy: GroupBy, group: number | string, labelValue:
   return groupBy === 'reason' ? String(group) : (labelValue(Number(group)) ?? '');
 }
 
-export function statsRowOf(row: SummedRow & { ts: number; group: number | string | null }, groupBy: GroupBy | undefined, labelValue: LabelValue): StatsRow {
-  const out: StatsRow = { ts: row.ts, ...totalsOf(row) };
-  if (groupBy !== undefined) out.group = groupValue(groupBy, row.group!, labelValue);
-  return out;
+/** Rows by time, then by group value (byte-wise, as stored text orders): the same order whatever ids a store gave labels. */
+function byTimeAndGroup(a: { ts?: number; group?: string }, b: { ts?: number; group?: string }): number {
+  return (a.ts ?? 0) - (b.ts ?? 0) || byCodePoint(a.group ?? '', b.group ?? '');
 }
 
-export function totalsRowOf(row: SummedRow & { group: number | string | null }, groupBy: GroupBy | undefined, labelValue: LabelValue): TotalsRow {
-  const out = totalsOf(row);
-  if (groupBy !== undefined) out.group = groupValue(groupBy, row.group!, labelValue);
-  return out;
+export function statsRowsOf(rows: readonly (SummedRow & { ts: number; group: number | string | null })[], groupBy: GroupBy | undefined, labelValue: LabelValue): StatsRow[] {
+  return rows
+    .map((row) => {
+      const out: StatsRow = { ts: row.ts, ...totalsOf(row) };
+      if (groupBy !== undefined) out.group = groupValue(groupBy, row.group!, labelValue);
+      return out;
+    })
+    .sort(byTimeAndGroup);
+}
+
+/** Totals of the groups that hold turns, by group value. */
+export function totalsRowsOf(rows: readonly (SummedRow & { group: number | string | null })[], groupBy: GroupBy | undefined, labelValue: LabelValue): TotalsRow[] {
+  return rows
+    .filter((row) => row.turns > 0)
+    .map((row) => {
+      const out = totalsOf(row);
+      if (groupBy !== undefined) out.group = groupValue(groupBy, row.group!, labelValue);
+      return out;
+    })
+    .sort(byTimeAndGroup);
 }
 
 export function sessionSummaryOf(
@@ -139,7 +155,7 @@ export function addReportedTokens(stats: StatsRow[], rows: readonly { ts: number
     row.reportedTokens ??= {};
     row.reportedTokens[r.kind] = (row.reportedTokens[r.kind] ?? 0) + r.tokens;
   }
-  stats.sort((a, b) => a.ts - b.ts);
+  stats.sort(byTimeAndGroup);
 }
 
 /**
@@ -151,16 +167,20 @@ export const STORED_COUNTS_SQL = `SELECT p.name AS project, m.value AS model, v.
     sum(r.breaks) AS breaks, sum(r.missed) AS missed, sum(r.extra_cost_micro_usd) AS "microUsd", sum(r.unpriced) AS unpriced
   FROM rollups r JOIN projects p ON p.id = r.project_id JOIN labels m ON m.id = r.model_id JOIN labels v ON v.id = r.provider_id
   GROUP BY r.project_id, p.name, r.model_id, m.value, r.provider_id, v.value, r.state, r.reason
-  HAVING sum(r.turns) > 0
-  ORDER BY r.project_id, r.model_id, r.provider_id, r.state, r.reason`;
+  HAVING sum(r.turns) > 0`;
 
 export interface StoredCountsRow {
   project: string; model: string; provider: string; state: number; reason: string; turns: number;
   uncached: number; read: number; write: number; output: number; breaks: number; missed: number; microUsd: number; unpriced: number;
 }
 
-/** One label set of the counters, from a row of STORED_COUNTS_SQL. */
-export function storedCountsOf(r: StoredCountsRow): StoredCounts {
+/** The label sets of the counters from the rows of STORED_COUNTS_SQL, ordered by their values. */
+export function storedCountsOf(rows: readonly StoredCountsRow[]): StoredCounts[] {
+  const key = (r: StoredCountsRow) => [r.project, r.model, r.provider, String(r.state).padStart(3, '0'), r.reason].join('\u0000');
+  return rows.map((r) => ({ r, key: key(r) })).sort((a, b) => byCodePoint(a.key, b.key)).map(({ r }) => storedCountOf(r));
+}
+
+function storedCountOf(r: StoredCountsRow): StoredCounts {
   return {
     project: r.project,
     model: r.model,

@@ -41,13 +41,29 @@ export class PgNames implements Names {
 
   // --- resolving, before evaluation ---
 
+  /** Stores the labels not yet known (each committed at once: they never change) and caches their ids. */
+  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>): Promise<void> {
+    const { kinds, values } = this.unknownLabels(wanted);
+    if (kinds.length === 0) return;
+    await this.sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
+    await this.findLabels(kinds, values, this.sql);
+  }
+
   /**
-   * Stores the labels not yet known and caches their ids. Outside a
-   * transaction (`sql` the pool), each is committed at once; inside one
-   * (`sql` a transaction) it is for labels that stored turns use, which
-   * exist already.
+   * Caches the ids of labels that stored turns count under. Whoever stored a
+   * turn stored its labels first, so they are found; inside a write's
+   * transaction nothing is inserted, which a rollback would take back from
+   * under the cache.
    */
-  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>, sql: Sql = this.sql): Promise<void> {
+  async existingLabels(wanted: Iterable<[LabelKind, string | undefined]>, sql: Sql): Promise<void> {
+    const { kinds, values } = this.unknownLabels(wanted);
+    if (kinds.length === 0) return;
+    await this.findLabels(kinds, values, sql);
+    const missing = kinds.filter((kind, i) => !this.labelIds.has(kind + '\u0000' + values[i]));
+    if (missing.length > 0) throw new Error(`labels of stored turns are missing from the labels table (${missing.length})`);
+  }
+
+  private unknownLabels(wanted: Iterable<[LabelKind, string | undefined]>): { kinds: string[]; values: string[] } {
     const kinds: string[] = [];
     const values: string[] = [];
     const seen = new Set<string>();
@@ -58,8 +74,12 @@ export class PgNames implements Names {
       kinds.push(kind);
       values.push(value ?? '');
     }
+    return { kinds, values };
+  }
+
+  /** Caches the ids of the labels stored with these values (for existingLabel), storing none: what reads filter on. */
+  async findLabels(kinds: readonly string[], values: readonly string[], sql: Sql = this.sql): Promise<void> {
     if (kinds.length === 0) return;
-    await sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
     const rows = await sql<{ id: number; kind: string; value: string }[]>`
       SELECT l.id, l.kind, l.value FROM labels l JOIN unnest(${kinds}::text[], ${values}::text[]) AS w(kind, value)
         ON l.kind = w.kind AND l.value = w.value`;

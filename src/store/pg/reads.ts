@@ -8,8 +8,9 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
-import { allOf, breakConditions, cursorValues, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions } from '../filters.js';
-import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnRow } from '../sqlite/rows.js';
+import type { LabelKind } from '../evaluate/names.js';
+import { allOf, breakConditions, cursorValues, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
+import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
 import type {
   BreakCauseRow,
   BreakPrefixes,
@@ -36,17 +37,17 @@ import {
   breakCauseRowsOf,
   externalBreakOf,
   sessionSummaryOf,
-  statsRowOf,
+  statsRowsOf,
   STORED_COUNTS_SQL,
   storedCountsOf,
-  totalsRowOf,
+  totalsRowsOf,
   turnViewsOf,
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
 import { groupSums, ownSums, sumOf } from '../sum-columns.js';
 import type { PgDrizzle } from './db.js';
-import { ReadNames } from './read-names.js';
+import type { PgNames } from './names.js';
 import * as schema from './schema.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBreaks, reportedTokens, rollups, sessions as sessionsTable, streams, turns } from './schema.js';
 
@@ -54,7 +55,7 @@ import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBre
 const bytewise = (column: Column) => sql`${column} COLLATE "C"`;
 
 /** A turn's columns as TurnRow has them: booleans as 0 and 1. */
-const TURN_SELECT = (() => {
+export const TURN_SELECT = (() => {
   const byName = new Map(Object.values(getTableColumns(turns)).map((c) => [c.name, c]));
   return TURN_COLUMN_NAMES.map((name) => (byName.get(name)?.columnType === 'PgBoolean' ? `t.${name}::int AS ${name}` : `t.${name}`)).join(', ');
 })();
@@ -62,18 +63,40 @@ const TURN_SELECT = (() => {
 type TurnRecordRow = TurnRow & { record: string | null };
 
 export class PgReads {
-  private readonly names: ReadNames;
+  private readonly labelId: LabelLookup = (kind, value) => this.names.existingLabel(kind, value);
+  private readonly labelValue = (id: number) => this.names.labelValue(id);
 
   /** `client` reads bigint and numeric as numbers, as openPg's does (./db.ts). */
   constructor(
     private readonly client: postgres.Sql,
+    private readonly names: PgNames,
     private readonly db: PgDrizzle = drizzle(client, { schema }),
-  ) {
-    this.names = new ReadNames(client);
+  ) {}
+
+  /** Finds the labels the filters name, so that labelId knows them (an unknown value stays unknown: it matches nothing). */
+  private resolve(filters: Pick<Filters, 'model' | 'provider' | 'agentId'>): Promise<void> {
+    const named = (kind: LabelKind, values: string[] = []) => values.map((value): [LabelKind, string] => [kind, value]);
+    const unknown = [...named('model', filters.model), ...named('provider', filters.provider), ...named('agent', filters.agentId)].filter(
+      ([kind, value]) => this.names.existingLabel(kind, value) === undefined,
+    );
+    return this.names.findLabels(unknown.map(([kind]) => kind), unknown.map(([, value]) => value));
+  }
+
+  /** What reading these turn rows needs: their streams, and the labels and prefixes they name. */
+  private async turnNames(rows: readonly TurnRow[]): Promise<TurnNames> {
+    const streamIds = [...new Set(rows.flatMap((r) => (r.stream_id === null ? [] : [r.stream_id])))];
+    const streamRows = await this.client<{ id: number; project_id: number; session_id: string; agent_id: number }[]>`
+      SELECT id, project_id, session_id, agent_id FROM streams WHERE id = ANY(${streamIds}::integer[])`;
+    await Promise.all([
+      this.names.loadLabels([...streamRows.map((s) => s.agent_id), ...rows.flatMap((r) => [r.snapshot_provider_id, r.usage_provider_id, r.usage_model_id])]),
+      this.names.loadPrefixes(rows.map((r) => r.prefix_id)),
+    ]);
+    const streams = new Map(streamRows.map((s) => [s.id, { projectId: s.project_id, sessionId: s.session_id, agentId: this.names.labelValue(s.agent_id) ?? 'main' }]));
+    return this.names.withStreams(streams);
   }
 
   async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
     const conditions = await this.breakConditions(projectId, range, filters);
@@ -89,7 +112,7 @@ export class PgReads {
   }
 
   async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order: SessionOrder = 'recent'): Promise<Page<SessionSummary>> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     // Recent order pages by key; the rankings page by position.
     const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
@@ -97,8 +120,8 @@ export class PgReads {
     const rows = filters.agentId
       ? await this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : await this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
-    await this.names.load(rows.flatMap((r) => r.agentIds));
-    const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds, this.names.labelValue));
+    await this.names.loadLabels(rows.flatMap((r) => r.agentIds));
+    const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds, this.labelValue));
     return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
   }
 
@@ -143,12 +166,12 @@ export class PgReads {
   /** With an agent filter, a session's figures are those of the chosen agents' streams: grouped from the streams. */
   private async sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = streams;
-    await this.names.resolve(filters);
+    await this.resolve(filters);
     // A stream whose only turns moved to another agent's stream has no span left.
     const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
     if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
     if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.names.labelId, 'agent', filters.agentId)!));
+    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
     if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
     const lastSeen = sql<number>`max(${s.lastTs})`;
     const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
@@ -177,7 +200,7 @@ export class PgReads {
   }
 
   async recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined || limit <= 0) return [];
     // Streams newest first down the streams_last_ts index, read in small steps, stopping at `limit` sessions.
     const ids = new Set<string>();
@@ -193,9 +216,9 @@ export class PgReads {
   }
 
   async changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
-    await this.names.resolve(filters);
+    await this.resolve(filters);
     // Per minute from the break rollups; one session's breaks are few enough to read themselves.
     if (filters.sessionId) {
       const b = breaksTable;
@@ -215,7 +238,7 @@ export class PgReads {
     return this.db
       .select({ name: r.tool, breaks: count })
       .from(r)
-      .where(allOf(rollupConditions(this.names.labelId, r, projectId, range, filters)))
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
       .groupBy(r.tool)
       .having(sql`sum(${r.breaks}) > 0`)
       .orderBy(desc(count), asc(bytewise(r.tool)))
@@ -223,12 +246,12 @@ export class PgReads {
   }
 
   private async breakConditions(projectId: number, range: TimeRange, filters: Filters): Promise<SQL[]> {
-    await this.names.resolve(filters);
-    return breakConditions(this.names.labelId, breaksTable, projectId, range, filters);
+    await this.resolve(filters);
+    return breakConditions(this.labelId, breaksTable, projectId, range, filters);
   }
 
   async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return null;
     const turn = async (id: string) =>
       (
@@ -243,13 +266,13 @@ export class PgReads {
     if (!found || !record) return null;
     const baseline = await turn(record.previousRequestId);
     const rows = baseline ? [found, baseline] : [found];
-    const names = await this.names.turnNames(rows);
+    const names = await this.turnNames(rows);
     const prefixOf = (row: TurnRow | undefined) => (row ? (rowToParts(row, names).snapshot?.prefix ?? null) : null);
     return { break: record, baseline: prefixOf(baseline), turn: prefixOf(found) };
   }
 
   async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return null;
     const ids = (await this.db.select({ id: streams.id }).from(streams).where(and(eq(streams.projectId, projectId), eq(streams.sessionId, sessionId)))).map((r) => r.id);
     if (ids.length === 0) return null;
@@ -260,7 +283,7 @@ export class PgReads {
        ORDER BY t.ts, t.request_id COLLATE "C"`,
       [ids],
     );
-    const names = await this.names.turnNames(rows);
+    const names = await this.turnNames(rows);
     return turnViewsOf(
       rows.flatMap((row) => {
         const turn = toTurn(rowToParts(row, names));
@@ -270,14 +293,14 @@ export class PgReads {
   }
 
   async stats(project: string, query: StatsQuery): Promise<StatsRow[]> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
-    await this.names.resolve(query.filters);
+    await this.resolve(query.filters);
     const r = rollups;
     const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
     const bucket = this.bucket(r.minute, minutes);
     const groupColumn = { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy ?? 'model'];
-    const conditions = rollupConditions(this.names.labelId, r, projectId, query, query.filters);
+    const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
@@ -286,10 +309,9 @@ export class PgReads {
       .select({ ts: bucket, group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
       .from(r)
       .where(allOf(conditions))
-      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
-      .orderBy(...(grouped ? [asc(bucket), asc(this.ordered(groupColumn))] : [asc(bucket)]));
-    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.load(rows.map((row) => row.group as number));
-    const stats = rows.map((row) => statsRowOf(row, query.groupBy, this.names.labelValue));
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
     if (withReportedTokens(query)) addReportedTokens(stats, await this.reportedTokens(projectId, query, minutes));
     return stats;
   }
@@ -298,40 +320,38 @@ export class PgReads {
   private async reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
     const bucket = this.bucket(t.minute, minutes);
-    const models = labelIds(this.names.labelId, 'model', query.filters.model);
+    const models = labelIds(this.labelId, 'model', query.filters.model);
     const rows = await this.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
       .from(t)
       .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
-      .groupBy(bucket, t.modelId, t.kind)
-      .orderBy(asc(bucket), asc(t.modelId), asc(bytewise(t.kind)));
-    if (query.groupBy === 'model') await this.names.load(rows.map((row) => row.modelId));
-    return rows.map((row) => ({ ...row, group: query.groupBy === 'model' ? (this.names.labelValue(row.modelId) ?? '') : undefined }));
+      .groupBy(bucket, t.modelId, t.kind);
+    if (query.groupBy === 'model') await this.names.loadLabels(rows.map((row) => row.modelId));
+    return rows.map((row) => ({ ...row, group: query.groupBy === 'model' ? (this.labelValue(row.modelId) ?? '') : undefined }));
   }
 
   async totals(project: string, query: TotalsQuery): Promise<TotalsRow[]> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'totals are kept per minute, not per session; use /v1/sessions');
     }
-    await this.names.resolve(query.filters);
+    await this.resolve(query.filters);
     const r = rollups;
     const groupColumn = query.groupBy ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy] : undefined;
     const rows = await this.db
       .select({ group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
       .from(r)
-      .where(allOf(rollupConditions(this.names.labelId, r, projectId, query, query.filters)))
-      .groupBy(...(groupColumn ? [groupColumn] : []))
-      .orderBy(...(groupColumn ? [asc(this.ordered(groupColumn))] : []));
-    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.load(rows.map((row) => row.group as number));
-    return rows.filter((row) => row.turns > 0).map((row) => totalsRowOf(row, query.groupBy, this.names.labelValue));
+      .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
+      .groupBy(...(groupColumn ? [groupColumn] : []));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    return totalsRowsOf(rows, query.groupBy, this.labelValue);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
-    await this.names.resolve(filters);
+    await this.resolve(filters);
     if (filters.sessionId) {
       // One session's breaks are few enough to read themselves; summed as the rollups sum them.
       const b = breaksTable;
@@ -361,7 +381,7 @@ export class PgReads {
         unpriced: sql<number>`sum(${r.unpriced})`,
       })
       .from(r)
-      .where(allOf(rollupConditions(this.names.labelId, r, projectId, range, filters)))
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
       .groupBy(r.reason, r.cause)
       .having(sql`sum(${r.breaks}) > 0`);
     return breakCauseRowsOf(rows);
@@ -370,7 +390,7 @@ export class PgReads {
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {
     // A usage that names no session is stored with no stream: a range of turns_stream_ts, and few rows.
     if (project !== undefined) {
-      const projectId = await this.names.project(project);
+      const projectId = await this.names.existingProject(project);
       if (projectId === undefined) return [{ project, waiting: 0 }];
       const [row] = await this.client<{ waiting: number }[]>`
         SELECT count(*) AS waiting FROM turns WHERE stream_id IS NULL AND project_id = ${projectId}`;
@@ -385,11 +405,11 @@ export class PgReads {
   }
 
   async storedCounts(): Promise<StoredCounts[]> {
-    return (await this.client.unsafe<StoredCountsRow[]>(STORED_COUNTS_SQL)).map(storedCountsOf);
+    return storedCountsOf(await this.client.unsafe<StoredCountsRow[]>(STORED_COUNTS_SQL));
   }
 
   async externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>> {
-    const projectId = await this.names.project(project);
+    const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const e = externalBreaks;
     const conditions = externalBreakConditions(e, projectId, range, filters);
@@ -406,10 +426,4 @@ export class PgReads {
   /** A bucket of `minutes` minutes, as its start in epoch ms (bigint division, as SQLite's integer division). */
   private bucket(minute: Column, minutes: number) {
     return sql<number>`(${minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-  }
-
-  /** A group column in a stated order: label ids by number, reasons byte-wise. */
-  private ordered(column: Column) {
-    return column.columnType === 'PgText' ? bytewise(column) : column;
-  }
-}
+  }}

@@ -41,10 +41,10 @@ import {
   addReportedTokens,
   breakCauseRowsOf,
   sessionSummaryOf,
-  statsRowOf,
+  statsRowsOf,
   STORED_COUNTS_SQL,
   storedCountsOf,
-  totalsRowOf,
+  totalsRowsOf,
   turnViewsOf,
   withReportedTokens,
   type StoredCountsRow,
@@ -53,15 +53,14 @@ import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, 
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
+import { reevaluateInSteps } from '../evaluate/reevaluation.js';
+import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
-
-/** Turns evaluated again per transaction when re-evaluating. */
-const REEVALUATION_STEP_TURNS = 20_000;
 
 
 export class SqliteStore implements Store {
@@ -98,31 +97,21 @@ export class SqliteStore implements Store {
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
     const streamRows = this.opened.sqlite.prepare<[], { id: number; turns: number }>('SELECT id, turns FROM streams ORDER BY id').all();
-    let breaksChanged = 0;
-    let done = 0;
-    while (done < streamRows.length) {
-      // Steps of about STEP_TURNS turns, so that a commit stays short and the process can log between them.
-      const step: number[] = [];
-      let turns = 0;
-      while (done + step.length < streamRows.length && (step.length === 0 || turns < REEVALUATION_STEP_TURNS)) {
-        const row = streamRows[done + step.length]!;
-        step.push(row.id);
-        turns += row.turns;
-      }
-      try {
-        const outcome = this.writer.reevaluate(step);
-        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length + outcome.droppedBreaks;
-      } catch (error) {
-        this.dictionary.forget();
-        this.writer.forget();
-        throw error;
-      }
-      done += step.length;
-      progress?.(done, streamRows.length);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const result = await reevaluateInSteps(
+      streamRows,
+      (ids) => {
+        try {
+          return this.writer.reevaluate(ids);
+        } catch (error) {
+          this.dictionary.forget();
+          this.writer.forget();
+          throw error;
+        }
+      },
+      progress,
+    );
     this.recordRules();
-    return { streams: streamRows.length, breaksChanged };
+    return result;
   }
 
   private recordRules(): void {
@@ -155,14 +144,7 @@ export class SqliteStore implements Store {
       throw error;
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
-    const named = <T extends { projectId: number }>(list: T[]) => list.map(({ projectId, ...rest }) => ({ project: names.get(projectId)!, ...rest }));
-    return {
-      counts: outcome.counts,
-      breaks: named(outcome.breaks),
-      revisedBreaks: named(outcome.revisedBreaks),
-      observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
-      externalBreaks: named(outcome.externalBreaks),
-    };
+    return writeResult(outcome, names);
   }
 
   async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
@@ -404,10 +386,9 @@ export class SqliteStore implements Store {
       .select(selection)
       .from(r)
       .where(allOf(conditions))
-      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
-      .orderBy(...(grouped ? [asc(bucket), asc(groupColumn)] : [asc(bucket)]));
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
     const rows = allRows(this.opened.sqlite, select, Object.keys(selection));
-    const stats = rows.map((row) => statsRowOf(row, query.groupBy, this.labelValue));
+    const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
     if (withReportedTokens(query)) addReportedTokens(stats, this.reportedTokens(projectId, query, minutes));
     return stats;
   }
@@ -430,9 +411,8 @@ export class SqliteStore implements Store {
       .from(r)
       .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []))
-      .orderBy(...(groupColumn ? [asc(groupColumn)] : []))
       .all();
-    return rows.filter((row) => row.turns > 0).map((row) => totalsRowOf(row, query.groupBy, this.labelValue));
+    return totalsRowsOf(rows, query.groupBy, this.labelValue);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
@@ -503,7 +483,7 @@ export class SqliteStore implements Store {
   }
 
   async storedCounts(): Promise<StoredCounts[]> {
-    return this.opened.sqlite.prepare<[], StoredCountsRow>(STORED_COUNTS_SQL).all().map(storedCountsOf);
+    return storedCountsOf(this.opened.sqlite.prepare<[], StoredCountsRow>(STORED_COUNTS_SQL).all());
   }
 
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
@@ -516,7 +496,6 @@ export class SqliteStore implements Store {
       .from(t)
       .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
       .groupBy(bucket, t.modelId, t.kind)
-      .orderBy(asc(bucket), asc(t.modelId), asc(t.kind))
       .all()
       .map((r) => ({ ...r, group: query.groupBy === 'model' ? (this.dictionary.labelValue(r.modelId) ?? '') : undefined }));
   }
