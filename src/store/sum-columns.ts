@@ -4,15 +4,16 @@ import { sql, type Column, type SQL } from 'drizzle-orm';
 import type { SummedRow } from './summaries.js';
 
 type SummedKey = keyof SummedRow;
+export type SummedColumns = Record<SummedKey, Column>;
 const SUMMED: SummedKey[] = ['turns', 'breaks', 'unmeasuredInput', 'uncached', 'read', 'write', 'write1h', 'output', 'missed', 'extraCostMicroUsd', 'unpriced'];
 
 /** The sums of one row. */
-export function ownSums(t: Record<SummedKey, Column>): Record<SummedKey, SQL<number>> {
+export function ownSums(t: SummedColumns): Record<SummedKey, SQL<number>> {
   return Object.fromEntries(SUMMED.map((key) => [key, sql<number>`${t[key]}`])) as Record<SummedKey, SQL<number>>;
 }
 
 /** The sums over a group's rows (0 over none). */
-export function groupSums(t: Record<SummedKey, Column>): Record<SummedKey, SQL<number>> {
+export function groupSums(t: SummedColumns): Record<SummedKey, SQL<number>> {
   return Object.fromEntries(SUMMED.map((key) => [key, sumOf(t[key])])) as Record<SummedKey, SQL<number>>;
 }
 

@@ -172,7 +172,7 @@ describe('PostgreSQL reads', () => {
         await expectSameReads(sqlite, new PgReads(sql, new PgNames(sql)), requests);
         await sqlite.close();
       }),
-      { numRuns: 4 },
+      { numRuns: 3 },
     );
   }, 300_000);
 
@@ -191,7 +191,7 @@ describe('PostgreSQL reads', () => {
           await sqlite.close();
         }
       }),
-      { numRuns: 6 },
+      { numRuns: 4 },
     );
   }, 300_000);
 });

@@ -3,7 +3,7 @@
 // (../summaries.ts), so that both stores give the same answers. Text is
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
-import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column, type SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
@@ -45,7 +45,8 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, wholeSessionsQuery } from '../session-queries.js';
+import { groupSums, sumOf } from '../sum-columns.js';
 import type { PgDrizzle } from './db.js';
 import type { PgNames } from './names.js';
 import * as schema from './schema.js';
@@ -128,28 +129,8 @@ export class PgReads {
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
   private async wholeSessions(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = sessionsTable;
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
-    const ordering = {
-      recent: [desc(s.lastTs), desc(bytewise(s.sessionId))],
-      worst_cache_rate: [asc(s.rateRank), asc(bytewise(s.sessionId))],
-      extra_cost: [desc(s.extraCostMicroUsd), asc(bytewise(s.sessionId))],
-    }[order];
-    const found = await this.db
-      .select({
-        sessionId: s.sessionId,
-        firstSeen: sql<number>`${s.firstTs}`,
-        lastSeen: sql<number>`${s.lastTs}`,
-        ...ownSums(s),
-      })
-      .from(s)
-      .where(allOf(conditions))
-      .orderBy(...ordering)
-      .limit(limit)
-      .offset(offset);
+    const q = wholeSessionsQuery(s, projectId, range, filters, order, after, bytewise);
+    const found = await this.db.select(q.selection).from(s).where(q.where).orderBy(...q.ordering).limit(limit).offset(offset);
     if (found.length === 0) return [];
     const agents = new Map(
       (
@@ -167,34 +148,15 @@ export class PgReads {
   private async sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = streams;
     await this.resolve(filters);
-    // A stream whose only turns moved to another agent's stream has no span left.
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    const lastSeen = sql<number>`max(${s.lastTs})`;
-    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
-    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
-    const rate = sql`sum(${s.read})::float8 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)::float8`;
-    const ordering = {
-      recent: [desc(lastSeen), desc(bytewise(s.sessionId))],
-      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(bytewise(s.sessionId))],
-      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(bytewise(s.sessionId))],
-    }[order];
+    const agents = labelIds(this.labelId, 'agent', filters.agentId)!;
+    const q = agentSessionsQuery(s, projectId, range, filters, agents, order, after, bytewise);
     return this.db
-      .select({
-        sessionId: s.sessionId,
-        agentIds: sql<number[]>`array_agg(${s.agentId})`,
-        firstSeen: sql<number>`min(${s.firstTs})`,
-        lastSeen,
-        ...groupSums(s),
-      })
+      .select({ ...q.selection, agentIds: sql<number[]>`array_agg(${s.agentId})` })
       .from(s)
-      .where(allOf(conditions))
+      .where(q.where)
       .groupBy(s.sessionId)
-      .having(and(...having))
-      .orderBy(...ordering)
+      .having(q.having)
+      .orderBy(...q.ordering)
       .limit(limit)
       .offset(offset);
   }

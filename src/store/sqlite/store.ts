@@ -1,6 +1,6 @@
 // The SQLite implementation of Store: writes through the Writer, reads with
 // drizzle over indexes and rollups.
-import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
@@ -35,7 +35,8 @@ import {
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
-import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, wholeSessionsQuery } from '../session-queries.js';
+import { groupSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
 import {
   addReportedTokens,
@@ -207,29 +208,8 @@ export class SqliteStore implements Store {
     // A ranking walks its own index and filters the range as it goes: the unary + keeps the
     // planner from reading every session in range through sessions_last_ts and sorting them.
     const lastTs = order === 'recent' ? sql`${s.lastTs}` : sql`+${s.lastTs}`;
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(sql`${lastTs} >= ${range.from}`);
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
-    const ordering = {
-      recent: [desc(s.lastTs), desc(s.sessionId)],
-      worst_cache_rate: [asc(s.rateRank), asc(s.sessionId)],
-      extra_cost: [desc(s.extraCostMicroUsd), asc(s.sessionId)],
-    }[order];
-    const found = this.opened.db
-      .select({
-        sessionId: s.sessionId,
-        firstSeen: sql<number>`${s.firstTs}`,
-        lastSeen: sql<number>`${s.lastTs}`,
-        ...ownSums(s),
-      })
-      .from(s)
-      .where(allOf(conditions))
-      .orderBy(...ordering)
-      .limit(limit)
-      .offset(offset)
-      .all();
+    const q = wholeSessionsQuery(s, projectId, range, filters, order, after, (id) => id, lastTs);
+    const found = this.opened.db.select(q.selection).from(s).where(q.where).orderBy(...q.ordering).limit(limit).offset(offset).all();
     if (found.length === 0) return [];
     const agents = new Map(
       this.opened.db
@@ -246,34 +226,15 @@ export class SqliteStore implements Store {
   /** With an agent filter, a session's figures are those of the chosen agents' streams: grouped from the streams. */
   private sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = streams;
-    // A stream whose only turns moved to another agent's stream has no span left.
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    const lastSeen = sql<number>`max(${s.lastTs})`;
-    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
-    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
-    const rate = sql`sum(${s.read}) * 1.0 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)`;
-    const ordering = {
-      recent: [desc(lastSeen), desc(s.sessionId)],
-      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(s.sessionId)],
-      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(s.sessionId)],
-    }[order];
+    const agents = labelIds(this.labelId, 'agent', filters.agentId)!;
+    const q = agentSessionsQuery(s, projectId, range, filters, agents, order, after, (id) => id);
     return this.opened.db
-      .select({
-        sessionId: s.sessionId,
-        agentIds: sql<string>`group_concat(${s.agentId})`,
-        firstSeen: sql<number>`min(${s.firstTs})`,
-        lastSeen,
-        ...groupSums(s),
-      })
+      .select({ ...q.selection, agentIds: sql<string>`group_concat(${s.agentId})` })
       .from(s)
-      .where(allOf(conditions))
+      .where(q.where)
       .groupBy(s.sessionId)
-      .having(and(...having))
-      .orderBy(...ordering)
+      .having(q.having)
+      .orderBy(...q.ordering)
       .limit(limit)
       .offset(offset)
       .all();
