@@ -6,17 +6,19 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
+import { DatabaseUnusable } from '../../src/store/db.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 import { freshStore } from '../helpers.js';
 import { eventsOf, requestArb } from './random-workload.js';
+import { T0 } from '../core/scenario.js';
 import { pgTables, sqliteTables } from './stored-tables.js';
 
 let db: TestDatabase;
 const opened: PgStore[] = [];
 
-async function open(): Promise<PgStore> {
-  const store = await PgStore.open(db.url, SERVICE_DETECTION, { pool: 2 });
+async function open(url = db.url): Promise<PgStore> {
+  const store = await PgStore.open(url, SERVICE_DETECTION, { pool: 2 });
   opened.push(store);
   return store;
 }
@@ -100,6 +102,48 @@ describe('PostgreSQL store', () => {
     );
   });
 
+  it('prunes as SQLite prunes, also when two stores prune at once, and re-evaluates to the same tables', async () => {
+    // Retention and re-evaluation cover every project: a database of this test's own.
+    const own = await freshDatabase('pgprune');
+    const [a, b] = [await open(own.url), await open(own.url)];
+    const sqlite = freshStore();
+    const events = eventsOf(fc.sample(requestArb, { numRuns: 60, seed: 11 }));
+    const points = [0, 1, 2].map((i) => ({
+      series: 'claude_code.token.usage|input', source: 'claude_code', model: 'claude-sonnet-4-5', kind: 'input',
+      temporality: 'cumulative' as const, startMs: T0, timeMs: T0 + i * 120_000, value: 100 * (i + 1) + 0.5,
+    }));
+    for (let i = 0; i < events.length; i += 9) {
+      const batch = [{ project: 'prune', events: events.slice(i, i + 9), tokenPoints: points.slice(i / 9, i / 9 + 1) }];
+      await sqlite.write(batch);
+      await a.write(batch);
+    }
+    expect(await pgTables(a, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
+    expect((await pgTables(a, 'prune')).reportedTokens.length).toBeGreaterThan(0);
+
+    const cut = { turnsBefore: T0 + 119_000, rollupsBefore: T0 + 60_000 };
+    const expected = await sqlite.prune(cut);
+    const [x, y] = await Promise.all([a.prune(cut), b.prune(cut)]);
+    expect(expected.turns).toBeGreaterThan(0);
+    expect(x.turns + y.turns).toBe(expected.turns);
+    expect(await pgTables(b, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
+
+    // Stored under older rules: evaluated again (from the first turn retention left), to SQLite's tables.
+    await a.sql`UPDATE meta SET value = '1' WHERE key = 'rules'`;
+    sqlite.sqlite.prepare(`UPDATE meta SET value = '1' WHERE key = 'rules'`).run();
+    expect(await b.needsReevaluation()).toBe(true);
+    const before = await pgTables(a, 'prune');
+    const [result, reference] = [await b.reevaluate(), await sqlite.reevaluate()];
+    expect(result.breaksChanged).toBeGreaterThan(0);
+    expect(result.breaksChanged).toBe(reference.breaksChanged);
+    expect(await a.needsReevaluation()).toBe(false);
+    const after = await pgTables(a, 'prune');
+    expect(after).not.toEqual(before);
+    expect(after).toEqual(sqliteTables(sqlite, 'prune'));
+    await sqlite.close();
+    for (const store of opened.splice(opened.indexOf(a), 2)) await store.close();
+    await own.drop();
+  });
+
   it('shares keys and tail checkpoints between stores on one database', async () => {
     const [a, b] = [await open(), await open()];
     expect(await b.keyState()).toBe('none');
@@ -129,6 +173,17 @@ describe('PostgreSQL store', () => {
     expect(await a.tailCheckpoints('tail')).toEqual([{ ...checkpoint, offset: 200 }]);
     await a.forgetTailCheckpoints('tail', ['1:2']);
     expect(await b.tailCheckpoints('tail')).toEqual([]);
+  });
+
+  it('says what to do when the database is missing or --db is not a URL', async () => {
+    const missing = new URL(db.url);
+    missing.pathname = '/cb_no_such_database';
+    missing.password = 'hunter2';
+    const error = await PgStore.open(missing.toString(), SERVICE_DETECTION, { pool: 1 }).catch((e: Error) => e);
+    expect(error).toBeInstanceOf(DatabaseUnusable);
+    expect((error as Error).message).toMatch(/^the database of postgres:\/\/[^ ]*:\*\*\*@[^ ]*\/cb_no_such_database does not exist .*: create it/);
+    expect((error as Error).message).not.toMatch(/hunter2/);
+    await expect(PgStore.open('postgres://[bad', SERVICE_DETECTION)).rejects.toThrow(/is not a URL: write postgres:\/\/user:password@host:5432\/database/);
   });
 
   it('migrates an empty database once when three stores open it at once', async () => {

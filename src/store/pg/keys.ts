@@ -3,30 +3,10 @@
 // one is seen by all.
 import type postgres from 'postgres';
 import type { ApiKey, KeyState, Scope } from '../store.js';
+import { toKey, type KeyRow } from '../sqlite/keys.js';
 import type { PgNames } from './names.js';
 
-interface Row {
-  id: number;
-  project: string;
-  hash: string;
-  prefix: string;
-  scopes: string;
-  name: string | null;
-  created_ms: number;
-  revoked_ms: number | null;
-}
-
-function toKey(row: Row): ApiKey {
-  return {
-    id: row.id,
-    project: row.project,
-    prefix: row.prefix,
-    scopes: row.scopes.split(',') as Scope[],
-    name: row.name,
-    createdMs: row.created_ms,
-    revokedMs: row.revoked_ms,
-  };
-}
+type Row = KeyRow & { hash: string };
 
 export class PgKeyStore {
   constructor(
@@ -36,7 +16,7 @@ export class PgKeyStore {
 
   private select(where: postgres.PendingQuery<postgres.Row[]> | postgres.Fragment) {
     return this.sql<Row[]>`
-      SELECT k.id, p.name AS project, k.hash, k.prefix, k.scopes, k.name, k.created_ms, k.revoked_ms
+      SELECT k.id, p.name AS project, k.hash, k.prefix, k.scopes, k.name, k.created_ms AS "createdMs", k.revoked_ms AS "revokedMs"
       FROM api_keys k JOIN projects p ON p.id = k.project_id ${where} ORDER BY k.id`;
   }
 

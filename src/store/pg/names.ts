@@ -41,13 +41,29 @@ export class PgNames implements Names {
 
   // --- resolving, before evaluation ---
 
+  /** Stores the labels not yet known (each committed at once: they never change) and caches their ids. */
+  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>): Promise<void> {
+    const { kinds, values } = this.unknownLabels(wanted);
+    if (kinds.length === 0) return;
+    await this.sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
+    await this.findLabels(kinds, values, this.sql);
+  }
+
   /**
-   * Stores the labels not yet known and caches their ids. Outside a
-   * transaction (`sql` the pool), each is committed at once; inside one
-   * (`sql` a transaction) it is for labels that stored turns use, which
-   * exist already.
+   * Caches the ids of labels that stored turns count under. Whoever stored a
+   * turn stored its labels first, so they are found; inside a write's
+   * transaction nothing is inserted, which a rollback would take back from
+   * under the cache.
    */
-  async resolveLabels(wanted: Iterable<[LabelKind, string | undefined]>, sql: Sql = this.sql): Promise<void> {
+  async existingLabels(wanted: Iterable<[LabelKind, string | undefined]>, sql: Sql): Promise<void> {
+    const { kinds, values } = this.unknownLabels(wanted);
+    if (kinds.length === 0) return;
+    await this.findLabels(kinds, values, sql);
+    const missing = kinds.filter((kind, i) => !this.labelIds.has(kind + '\u0000' + values[i]));
+    if (missing.length > 0) throw new Error(`labels of stored turns are missing from the labels table (${missing.length})`);
+  }
+
+  private unknownLabels(wanted: Iterable<[LabelKind, string | undefined]>): { kinds: string[]; values: string[] } {
     const kinds: string[] = [];
     const values: string[] = [];
     const seen = new Set<string>();
@@ -58,9 +74,7 @@ export class PgNames implements Names {
       kinds.push(kind);
       values.push(value ?? '');
     }
-    if (kinds.length === 0) return;
-    await sql`INSERT INTO labels (kind, value) SELECT * FROM unnest(${kinds}::text[], ${values}::text[]) ORDER BY 1, 2 ON CONFLICT DO NOTHING`;
-    await this.findLabels(kinds, values, sql);
+    return { kinds, values };
   }
 
   /** Caches the ids of the labels stored with these values (for existingLabel), storing none: what reads filter on. */
@@ -86,7 +100,13 @@ export class PgNames implements Names {
     this.labelValues.set(row.id, row.value);
   }
 
-  /** Stores the prefixes (and tool lists) not yet known, and caches their ids and stored forms. */
+  /**
+   * Stores the prefixes (and tool lists) not yet known, in one statement, and
+   * caches their ids and stored forms (a stored prefix is its columns: its
+   * form is known without reading it back). DO UPDATE, not DO NOTHING: it
+   * returns the rows that exist too, those another process is inserting at
+   * the same moment included, which a read in the same statement would miss.
+   */
   async resolvePrefixes(prefixes: Iterable<Prefix>): Promise<void> {
     const byKey = new Map<string, Prefix>();
     for (const prefix of prefixes) {
@@ -95,33 +115,49 @@ export class PgNames implements Names {
       if (this.prefixIds.get(key) === undefined) byKey.set(key, prefix);
     }
     if (byKey.size === 0) return;
-    const toolsets = new Map<string, string>();
-    for (const prefix of byKey.values()) if (prefix.tools && prefix.toolsHash) toolsets.set(prefix.toolsHash, toolsetJson(prefix.tools));
-    if (toolsets.size > 0) {
-      const hashes = [...toolsets.keys()].sort();
-      await this.sql`INSERT INTO toolsets (hash, tools) SELECT * FROM unnest(${hashes}::text[], ${hashes.map((h) => toolsets.get(h)!)}::text[])
-        ON CONFLICT DO NOTHING`;
-    }
     const keys = [...byKey.keys()].sort();
-    const columns = keys.map((key) => prefixColumns(byKey.get(key)!));
-    const toolsHashes = keys.map((key) => {
-      const p = byKey.get(key)!;
-      return p.tools && p.toolsHash ? p.toolsHash : null;
+    const rows = keys.map((key): PrefixRow & { hash: string } => {
+      const prefix = byKey.get(key)!;
+      const c = prefixColumns(prefix);
+      const tools = prefix.tools && prefix.toolsHash ? prefix.tools : undefined;
+      return {
+        hash: key,
+        model: c.model,
+        system_hash: c.systemHash,
+        system_block_hashes: c.systemBlockHashes,
+        tools_hash: tools ? prefix.toolsHash! : null,
+        tools: tools ? toolsetJson(tools) : null,
+        cache_control_hash: c.cacheControlHash,
+        ttl_ms: c.ttlMs,
+        markers: c.markers,
+        params: c.params,
+        partial: c.partial,
+      };
     });
-    await this.sql`
-      INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params, partial)
-      SELECT p.hash, p.model, p.system_hash, p.system_block_hashes, t.id, p.cache_control_hash, p.ttl_ms, p.markers, p.params, p.partial
-      FROM unnest(${keys}::text[], ${columns.map((c) => c.model)}::text[], ${columns.map((c) => c.systemHash)}::text[],
-                  ${columns.map((c) => c.systemBlockHashes)}::text[], ${toolsHashes}::text[], ${columns.map((c) => c.cacheControlHash)}::text[],
-                  ${columns.map((c) => c.ttlMs)}::bigint[], ${columns.map((c) => c.markers)}::text[], ${columns.map((c) => c.params)}::text[],
-                  ${columns.map((c) => c.partial)}::text[])
-        AS p(hash, model, system_hash, system_block_hashes, tools_hash, cache_control_hash, ttl_ms, markers, params, partial)
-      LEFT JOIN toolsets t ON t.hash = p.tools_hash
-      ORDER BY p.hash
-      ON CONFLICT DO NOTHING`;
-    const rows = await this.sql<{ id: number; hash: string }[]>`SELECT id, hash FROM prefixes WHERE hash = ANY(${keys}::text[])`;
-    for (const row of rows) this.prefixIds.set(row.hash, row.id);
-    await this.loadPrefixes(rows.map((r) => r.id));
+    const col = <K extends keyof (typeof rows)[number]>(k: K) => rows.map((r) => r[k]) as never;
+    const toolsets = new Map(rows.flatMap((r) => (r.tools_hash === null ? [] : [[r.tools_hash, r.tools!] as const])));
+    const toolHashes = [...toolsets.keys()].sort();
+    const found = await this.sql<{ id: number; hash: string }[]>`
+      WITH new_toolsets AS (
+        INSERT INTO toolsets (hash, tools) SELECT * FROM unnest(${toolHashes}::text[], ${toolHashes.map((h) => toolsets.get(h)!)}::text[])
+        ON CONFLICT (hash) DO UPDATE SET hash = excluded.hash RETURNING id, hash
+      ), prefix_rows AS (
+        INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params, partial)
+        SELECT p.hash, p.model, p.system_hash, p.system_block_hashes, t.id, p.cache_control_hash, p.ttl_ms, p.markers, p.params, p.partial
+        FROM unnest(${keys}::text[], ${col('model')}::text[], ${col('system_hash')}::text[], ${col('system_block_hashes')}::text[],
+                    ${col('tools_hash')}::text[], ${col('cache_control_hash')}::text[], ${col('ttl_ms')}::bigint[], ${col('markers')}::text[],
+                    ${col('params')}::text[], ${col('partial')}::text[])
+          AS p(hash, model, system_hash, system_block_hashes, tools_hash, cache_control_hash, ttl_ms, markers, params, partial)
+        LEFT JOIN new_toolsets t ON t.hash = p.tools_hash
+        ORDER BY p.hash
+        ON CONFLICT (hash) DO UPDATE SET hash = excluded.hash RETURNING id, hash
+      )
+      SELECT id, hash FROM prefix_rows`;
+    const stored = new Map(rows.map((r) => [r.hash, r]));
+    for (const { id, hash } of found) {
+      this.prefixIds.set(hash, id);
+      if (this.prefixById.get(id) === undefined) this.prefixById.set(id, prefixOfRow(stored.get(hash)!));
+    }
   }
 
   /** Caches the stored forms of prefix ids read from stored rows. */

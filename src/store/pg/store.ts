@@ -40,9 +40,8 @@ import { PgNames } from './names.js';
 import { PgReads } from './reads.js';
 import { PgRetention } from './retention.js';
 import { PgWriter } from './writer.js';
-
-/** Turns evaluated again per transaction when re-evaluating. */
-const REEVALUATION_STEP_TURNS = 20_000;
+import { reevaluateInSteps } from '../evaluate/reevaluation.js';
+import { writeResult } from '../evaluate/outcome.js';
 
 export class PgStore implements Store {
   private readonly names: PgNames;
@@ -97,14 +96,7 @@ export class PgStore implements Store {
       })),
     );
     const names = new Map(batches.map((b, i) => [ids[i]!, b.project]));
-    const named = <T extends { projectId: number }>(list: T[]) => list.map(({ projectId, ...rest }) => ({ project: names.get(projectId)!, ...rest }));
-    return {
-      counts: outcome.counts,
-      breaks: named(outcome.breaks),
-      revisedBreaks: named(outcome.revisedBreaks),
-      observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
-      externalBreaks: named(outcome.externalBreaks),
-    };
+    return writeResult(outcome, names);
   }
 
   async needsReevaluation(): Promise<boolean> {
@@ -114,25 +106,10 @@ export class PgStore implements Store {
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
     const streamRows = await this.opened.sql<{ id: number; turns: number }[]>`SELECT id, turns FROM streams ORDER BY id`;
-    let breaksChanged = 0;
-    let done = 0;
-    while (done < streamRows.length) {
-      // Steps of about STEP_TURNS turns, so that a commit stays short and the process can log between them.
-      const step: number[] = [];
-      let turns = 0;
-      while (done + step.length < streamRows.length && (step.length === 0 || turns < REEVALUATION_STEP_TURNS)) {
-        const row = streamRows[done + step.length]!;
-        step.push(row.id);
-        turns += row.turns;
-      }
-      const outcome = await this.writer.reevaluate(step);
-      breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length + outcome.droppedBreaks;
-      done += step.length;
-      progress?.(done, streamRows.length);
-    }
+    const result = await reevaluateInSteps(streamRows, (ids) => this.writer.reevaluate(ids), progress);
     await this.opened.sql`
       INSERT INTO meta (key, value) VALUES ('rules', ${String(RULES_VERSION)}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
-    return { streams: streamRows.length, breaksChanged };
+    return result;
   }
 
   // --- keys ---

@@ -34,7 +34,7 @@ import { MISS, ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from '
 import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
-import type { WriterBatch, WriterOutcome } from '../sqlite/writer.js';
+import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
 import { lockAll, MoreLocks, requestLock, retryable, seriesLock, sessionLock, tryLocks, type LockKey } from './locks.js';
 import type { PgNames } from './names.js';
 
@@ -129,6 +129,8 @@ export class PgWriter {
   /** Stream and turn ids reserved from their sequences and not used yet (a rolled-back transaction returns its own). */
   private readonly streamIds: number[] = [];
   private readonly turnIds: number[] = [];
+  /** Reserved beyond what a transaction is known to need; doubled whenever one ran out. */
+  private spareIds = 16;
 
   constructor(
     private readonly sql: postgres.Sql,
@@ -185,7 +187,8 @@ export class PgWriter {
         ids.giveBack();
         if (attempt >= ATTEMPTS) throw error;
         if (error instanceof MoreLocks) for (const key of error.keys) locks.add(key);
-        else if (!(error instanceof MoreIds) && !retryable(error)) throw error;
+        else if (error instanceof MoreIds) this.spareIds *= 2;
+        else if (!retryable(error)) throw error;
         if (retryable(error)) await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
       }
     }
@@ -216,11 +219,7 @@ export class PgWriter {
         requests.push(event.requestId);
       }
     }
-    const found = await tx<FoundRow[]>`
-      SELECT ${tx.unsafe(TURN_COLUMNS)}, t.project_id, s.session_id
-      FROM unnest(${projects}::int[], ${requests.map(ridOf)}::bigint[], ${requests}::text[]) AS k(project_id, rid, request_id)
-      JOIN turns t ON t.rid = k.rid AND t.project_id = k.project_id AND t.request_id = k.request_id
-      LEFT JOIN streams s ON s.id = t.stream_id`;
+    const found = await this.readRows(tx, projects, requests);
     const rows = new Map(found.map((row) => [stagedKey(row.project_id, row.request_id), row]));
 
     // A stored turn may belong to a session no event named: its lock is taken now, or the transaction runs again with it.
@@ -236,10 +235,12 @@ export class PgWriter {
     }
     const refused = await tryLocks(tx, late);
     if (refused.length > 0) throw new MoreLocks(refused);
+    // Read before their sessions were held: another process may have evaluated them since.
+    if (late.length > 0) for (const row of await this.readRows(tx, projects, requests)) rows.set(stagedKey(row.project_id, row.request_id), row);
 
     const [streams] = await Promise.all([
       this.holdStreams(tx, [...sessions.values()]),
-      this.loadNamesOf(tx, found),
+      this.loadNamesOf(tx, [...rows.values()]),
     ]);
 
     // Step 1: stage. New streams take reserved ids (created below, in the same transaction).
@@ -283,6 +284,15 @@ export class PgWriter {
     return result;
   }
 
+  /** The stored turns of these requests, with their streams' sessions. */
+  private readRows(tx: Tx, projects: number[], requests: string[]): Promise<FoundRow[]> {
+    return tx<FoundRow[]>`
+      SELECT ${tx.unsafe(TURN_COLUMNS)}, t.project_id, s.session_id
+      FROM unnest(${projects}::int[], ${requests.map(ridOf)}::bigint[], ${requests}::text[]) AS k(project_id, rid, request_id)
+      JOIN turns t ON t.rid = k.rid AND t.project_id = k.project_id AND t.request_id = k.request_id
+      LEFT JOIN streams s ON s.id = t.stream_id`;
+  }
+
   /** Streams of the given sessions, as this transaction sees them (it holds their locks). */
   private async holdStreams(tx: Tx, sessions: [number, string][]): Promise<HeldStreams> {
     const rows = sessions.length === 0 ? [] : await tx<{ id: number; project_id: number; session_id: string; agent_id: number; max_flight_ms: number }[]>`
@@ -315,7 +325,7 @@ export class PgWriter {
     const short = count - pool.length;
     if (short <= 0) return;
     const rows = await tx<{ id: number }[]>`
-      SELECT nextval(pg_get_serial_sequence(${table}, 'id')) AS id FROM generate_series(1, ${short + 16})`;
+      SELECT nextval(pg_get_serial_sequence(${table}, 'id')) AS id FROM generate_series(1, ${short + this.spareIds})`;
     // Popped from the end: lowest ids first.
     pool.push(...rows.map((r) => r.id).sort((a, b) => b - a));
   }
@@ -392,7 +402,7 @@ export class PgWriter {
         }
       }
     }
-    await this.names.resolveLabels(labels, tx);
+    await this.names.existingLabels(labels, tx);
 
     // The TTL tiers before each window, the compactions main streams must know, and the stored break records.
     const seeded = streamIds.filter((id) => windows.get(id)!.window.length > 0);

@@ -54,15 +54,14 @@ import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, 
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
+import { reevaluateInSteps } from '../evaluate/reevaluation.js';
+import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
-
-/** Turns evaluated again per transaction when re-evaluating. */
-const REEVALUATION_STEP_TURNS = 20_000;
 
 
 export class SqliteStore implements Store {
@@ -99,31 +98,21 @@ export class SqliteStore implements Store {
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
     const streamRows = this.opened.sqlite.prepare<[], { id: number; turns: number }>('SELECT id, turns FROM streams ORDER BY id').all();
-    let breaksChanged = 0;
-    let done = 0;
-    while (done < streamRows.length) {
-      // Steps of about STEP_TURNS turns, so that a commit stays short and the process can log between them.
-      const step: number[] = [];
-      let turns = 0;
-      while (done + step.length < streamRows.length && (step.length === 0 || turns < REEVALUATION_STEP_TURNS)) {
-        const row = streamRows[done + step.length]!;
-        step.push(row.id);
-        turns += row.turns;
-      }
-      try {
-        const outcome = this.writer.reevaluate(step);
-        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length + outcome.droppedBreaks;
-      } catch (error) {
-        this.dictionary.forget();
-        this.writer.forget();
-        throw error;
-      }
-      done += step.length;
-      progress?.(done, streamRows.length);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const result = await reevaluateInSteps(
+      streamRows,
+      (ids) => {
+        try {
+          return this.writer.reevaluate(ids);
+        } catch (error) {
+          this.dictionary.forget();
+          this.writer.forget();
+          throw error;
+        }
+      },
+      progress,
+    );
     this.recordRules();
-    return { streams: streamRows.length, breaksChanged };
+    return result;
   }
 
   private recordRules(): void {
@@ -156,14 +145,7 @@ export class SqliteStore implements Store {
       throw error;
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
-    const named = <T extends { projectId: number }>(list: T[]) => list.map(({ projectId, ...rest }) => ({ project: names.get(projectId)!, ...rest }));
-    return {
-      counts: outcome.counts,
-      breaks: named(outcome.breaks),
-      revisedBreaks: named(outcome.revisedBreaks),
-      observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
-      externalBreaks: named(outcome.externalBreaks),
-    };
+    return writeResult(outcome, names);
   }
 
   async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {

@@ -13,9 +13,8 @@ import type { DetectionOptions } from '../../core/options.js';
 import { COMPACT_AGENT, compareTurns, type Compaction } from '../../core/stream.js';
 import type { BreakRecord, Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS } from '../schema.js';
-import type { BatchCounts, ExternalBreak, TailCheckpoint, TokenPoint } from '../store.js';
-import type { CacheEvent } from '../../core/types.js';
-import { applyEvaluation, Deltas, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type Changes, type RowSink } from '../evaluate/apply.js';
+import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
+import { applyEvaluation, Deltas, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
 import { bySlot, compactionsOf, evaluationStart, historyOf, historyWindow, planStreams, readsCompactions, slotsFrom, stagedIdsOf, type Slot } from '../evaluate/plan.js';
 import { stageBatch, type Staged } from '../evaluate/staging.js';
 import { TailWriter } from './tail.js';
@@ -23,21 +22,6 @@ import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
 import { ridOf, storedJson, turnColumns, type TurnRow } from './rows.js';
-
-/** One request's events, for one project. */
-export interface WriterBatch {
-  projectId: number;
-  events: readonly CacheEvent[];
-  tokenPoints?: readonly TokenPoint[] | undefined;
-  externalBreaks?: readonly ExternalBreak[] | undefined;
-  checkpoint?: TailCheckpoint | undefined;
-}
-
-/** What one write did: counts per batch, and what changed for logs and counters. */
-export interface WriterOutcome extends Changes {
-  counts: BatchCounts[];
-  externalBreaks: { projectId: number; record: ExternalBreak }[];
-}
 
 /** What is known of a stream's end, so that appending to it needs no reads. */
 interface StreamTail {
