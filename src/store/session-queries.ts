@@ -39,7 +39,8 @@ export function wholeSessionsQuery(
   const ordering = {
     recent: [desc(s.lastTs), desc(id(s.sessionId))],
     worst_cache_rate: [asc(s.rateRank), asc(id(s.sessionId))],
-    extra_cost: [desc(s.extraCostMicroUsd), asc(id(s.sessionId))],
+    // NULLS LAST: as the cost indexes order (SQLite's DESC puts nulls last; PostgreSQL's is declared so), though costs are never null.
+    extra_cost: [sql`${s.extraCostMicroUsd} DESC NULLS LAST`, asc(id(s.sessionId))],
   }[order];
   const selection = { sessionId: sql<string>`${s.sessionId}`, firstSeen: sql<number>`${s.firstTs}`, lastSeen: sql<number>`${s.lastTs}`, ...ownSums(s) };
   return { where: and(...conditions), ordering, selection };
