@@ -56,7 +56,7 @@ import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBre
 const bytewise = (column: Column) => sql`${column} COLLATE "C"`;
 
 /** A turn's columns as TurnRow has them: booleans as 0 and 1. */
-const TURN_SELECT = (() => {
+export const TURN_SELECT = (() => {
   const byName = new Map(Object.values(getTableColumns(turns)).map((c) => [c.name, c]));
   return TURN_COLUMN_NAMES.map((name) => (byName.get(name)?.columnType === 'PgBoolean' ? `t.${name}::int AS ${name}` : `t.${name}`)).join(', ');
 })();

@@ -30,7 +30,8 @@ import {
   type Slot,
 } from '../evaluate/plan.js';
 import { stageBatch, stagedKey, type Staged } from '../evaluate/staging.js';
-import { MISS, ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from '../sqlite/rows.js';
+import { MISS, ridOf, rowToParts, storedJson, type TurnRow } from '../sqlite/rows.js';
+import { TURN_SELECT } from './reads.js';
 import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
@@ -44,11 +45,6 @@ type Tx = postgres.TransactionSql;
 const HISTORY_ROWS = 64;
 /** Runs of a transaction after a deadlock or serialization failure, or to take more locks. */
 const ATTEMPTS = 8;
-
-/** The turn columns as TurnRow has them (booleans as 0/1, as SQLite stores them). */
-const TURN_COLUMNS = turnColumns('t')
-  .replace('t.cache_reported', 't.cache_reported::int AS cache_reported')
-  .replace('t.write_reported', 't.write_reported::int AS write_reported');
 
 /** Orders request ids by code point, as the core and SQLite do. */
 const C = 'COLLATE "C"';
@@ -287,7 +283,7 @@ export class PgWriter {
   /** The stored turns of these requests, with their streams' sessions. */
   private readRows(tx: Tx, projects: number[], requests: string[]): Promise<FoundRow[]> {
     return tx<FoundRow[]>`
-      SELECT ${tx.unsafe(TURN_COLUMNS)}, t.project_id, s.session_id
+      SELECT ${tx.unsafe(TURN_SELECT)}, t.project_id, s.session_id
       FROM unnest(${projects}::int[], ${requests.map(ridOf)}::bigint[], ${requests}::text[]) AS k(project_id, rid, request_id)
       JOIN turns t ON t.rid = k.rid AND t.project_id = k.project_id AND t.request_id = k.request_id
       LEFT JOIN streams s ON s.id = t.stream_id`;
@@ -362,7 +358,7 @@ export class PgWriter {
     const froms = streamIds.map((id) => starts.get(id)!);
     const [suffix, before] = await Promise.all([
       tx<TurnRow[]>`
-        SELECT ${tx.unsafe(TURN_COLUMNS)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
+        SELECT ${tx.unsafe(TURN_SELECT)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
         JOIN turns t ON t.stream_id = k.stream_id AND t.ts >= k.from_ts`,
       this.before(tx, streamIds, froms, HISTORY_ROWS),
     ]);
@@ -452,7 +448,7 @@ export class PgWriter {
     return tx<TurnRow[]>`
       SELECT w.* FROM unnest(${[...ids]}::int[], ${[...froms]}::bigint[]) WITH ORDINALITY AS k(stream_id, from_ts, i)
       CROSS JOIN LATERAL (
-        SELECT ${tx.unsafe(TURN_COLUMNS)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
+        SELECT ${tx.unsafe(TURN_SELECT)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
         ORDER BY t.ts DESC, t.request_id ${tx.unsafe(C)} DESC LIMIT ${limit}) AS w
       ORDER BY k.i`;
   }
