@@ -2,8 +2,21 @@
 // order, with which sums. A backend adds how its dialect compares text (byte-
 // wise, as SQLite does), aggregates agent ids, and steers its planner.
 import { and, asc, desc, eq, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import { cursorValues, nextCursor } from './filters.js';
 import { groupSums, ownSums, type SummedColumns } from './sum-columns.js';
-import type { Filters, SessionOrder, TimeRange } from './store.js';
+import type { Filters, PageQuery, SessionOrder, TimeRange } from './store.js';
+
+/**
+ * Where a page of sessions starts, and the cursor to the next one: recent
+ * order pages by key (the last session's time and id), the rankings by position.
+ */
+export function sessionPage(page: PageQuery, order: SessionOrder) {
+  const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
+  const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+  const next = (rows: readonly { lastSeen: number; sessionId: string }[]) =>
+    nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit]));
+  return { after, offset, next };
+}
 
 /** A session id as the backend orders and compares it: byte-wise, whatever the database's collation. */
 export type SessionIdOrder = (column: Column) => SQL | Column;

@@ -9,7 +9,7 @@ import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
 import type { LabelKind } from '../evaluate/names.js';
-import { allOf, breakConditions, cursorValues, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
+import { allOf, breakConditions, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
 import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
 import type {
   BreakCauseRow,
@@ -45,8 +45,8 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { agentSessionsQuery, wholeSessionsQuery } from '../session-queries.js';
-import { groupSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
+import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import type { PgDrizzle } from './db.js';
 import type { PgNames } from './names.js';
 import * as schema from './schema.js';
@@ -115,15 +115,13 @@ export class PgReads {
   async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order: SessionOrder = 'recent'): Promise<Page<SessionSummary>> {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    // Recent order pages by key; the rankings page by position.
-    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
-    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+    const { after, offset, next } = sessionPage(page, order);
     const rows = filters.agentId
       ? await this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : await this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     await this.names.loadLabels(rows.flatMap((r) => r.agentIds));
     const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds, this.labelValue));
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
+    return { items, nextCursor: next(rows) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
@@ -259,16 +257,16 @@ export class PgReads {
     if (projectId === undefined) return [];
     await this.resolve(query.filters);
     const r = rollups;
-    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
-    const bucket = this.bucket(r.minute, minutes);
-    const groupColumn = { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy ?? 'model'];
+    const minutes = bucketMinutes(query.intervalMs);
+    const bucket = bucketOf(r.minute, minutes);
+    const groupColumn = groupColumnOf(r, query.groupBy ?? 'model');
     const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
     const grouped = query.groupBy !== undefined;
     const rows = await this.db
-      .select({ ts: bucket, group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .select({ ts: bucket, group: grouped ? groupColumn : sql<null>`NULL`, ...groupSums(r) })
       .from(r)
       .where(allOf(conditions))
       .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
@@ -281,7 +279,7 @@ export class PgReads {
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
   private async reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
-    const bucket = this.bucket(t.minute, minutes);
+    const bucket = bucketOf(t.minute, minutes);
     const models = labelIds(this.labelId, 'model', query.filters.model);
     const rows = await this.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
@@ -300,9 +298,9 @@ export class PgReads {
     }
     await this.resolve(query.filters);
     const r = rollups;
-    const groupColumn = query.groupBy ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy] : undefined;
+    const groupColumn = query.groupBy ? groupColumnOf(r, query.groupBy) : undefined;
     const rows = await this.db
-      .select({ group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .select({ group: groupColumn ?? sql<null>`NULL`, ...groupSums(r) })
       .from(r)
       .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []));
@@ -384,8 +382,4 @@ export class PgReads {
       .limit(page.limit + 1);
     return { items: rows.slice(0, page.limit).map(externalBreakOf), nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.id]) };
   }
-
-  /** A bucket of `minutes` minutes, as its start in epoch ms (bigint division, as SQLite's integer division). */
-  private bucket(minute: Column, minutes: number) {
-    return sql<number>`(${minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-  }}
+}

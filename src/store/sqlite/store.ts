@@ -35,8 +35,8 @@ import {
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
-import { agentSessionsQuery, wholeSessionsQuery } from '../session-queries.js';
-import { groupSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
+import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
 import {
   addReportedTokens,
@@ -50,7 +50,7 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
+import { allOf, breakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
@@ -174,14 +174,12 @@ export class SqliteStore implements Store {
   ): Promise<Page<SessionSummary>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    // Recent order pages by key; the rankings page by position.
-    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
-    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+    const { after, offset, next } = sessionPage(page, order);
     const rows = filters.agentId
       ? this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds.split(',').map(Number), this.labelValue));
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
+    return { items, nextCursor: next(rows) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
@@ -324,15 +322,9 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return [];
     const r = rollups;
-    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
-    // Inlined, not bound: better-sqlite3 binds numbers as REAL, which would make this a float division.
-    const bucket = sql<number>`(${r.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-    const groupColumn = {
-      model: r.modelId,
-      provider: r.providerId,
-      agentId: r.agentId,
-      reason: r.reason,
-    }[query.groupBy ?? 'model'];
+    const minutes = bucketMinutes(query.intervalMs);
+    const bucket = bucketOf(r.minute, minutes);
+    const groupColumn = groupColumnOf(r, query.groupBy ?? 'model');
     const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
@@ -340,7 +332,7 @@ export class SqliteStore implements Store {
     const grouped = query.groupBy !== undefined;
     const selection = {
       ts: bucket,
-      group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+      group: grouped ? groupColumn : sql<null>`NULL`,
       ...groupSums(r),
     };
     const select = this.opened.db
@@ -361,12 +353,10 @@ export class SqliteStore implements Store {
       throw new InvalidQueryError('sessionId', 'totals are kept per minute, not per session; use /v1/sessions');
     }
     const r = rollups;
-    const groupColumn = query.groupBy
-      ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy]
-      : undefined;
+    const groupColumn = query.groupBy ? groupColumnOf(r, query.groupBy) : undefined;
     const rows = this.opened.db
       .select({
-        group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+        group: groupColumn ?? sql<null>`NULL`,
         ...groupSums(r),
       })
       .from(r)
@@ -450,7 +440,7 @@ export class SqliteStore implements Store {
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
   private reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
-    const bucket = sql<number>`(${t.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
+    const bucket = bucketOf(t.minute, minutes);
     const models = labelIds(this.labelId, 'model', query.filters.model);
     return this.opened.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
