@@ -3,7 +3,7 @@
 // (../summaries.ts), so that both stores give the same answers. Text is
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
-import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
@@ -100,7 +100,8 @@ export class PgReads {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
-    const conditions = await this.breakConditions(projectId, range, filters);
+    await this.resolve(filters);
+    const conditions = breakConditions(this.labelId, b, projectId, range, filters);
     if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
     const rows = await this.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
@@ -188,7 +189,7 @@ export class PgReads {
       return this.db
         .select({ name: tool, breaks: count })
         .from(sql`${b}, ${tools}`)
-        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .where(allOf(breakConditions(this.labelId, b, projectId, range, filters)))
         .groupBy(tool)
         .orderBy(desc(count), asc(sql`${tool} COLLATE "C"`))
         .limit(limit);
@@ -203,11 +204,6 @@ export class PgReads {
       .having(sql`sum(${r.breaks}) > 0`)
       .orderBy(desc(count), asc(bytewise(r.tool)))
       .limit(limit);
-  }
-
-  private async breakConditions(projectId: number, range: TimeRange, filters: Filters): Promise<SQL[]> {
-    await this.resolve(filters);
-    return breakConditions(this.labelId, breaksTable, projectId, range, filters);
   }
 
   async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
@@ -326,7 +322,7 @@ export class PgReads {
           unpriced: sql<number>`count(*) FILTER (WHERE ${b.extraCostUsd} IS NULL)`,
         })
         .from(b)
-        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .where(allOf(breakConditions(this.labelId, b, projectId, range, filters)))
         .groupBy(b.reason, cause);
       return breakCauseRowsOf(rows);
     }
