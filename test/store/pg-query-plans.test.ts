@@ -7,14 +7,11 @@
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SERVICE_DETECTION } from '../../src/prices/index.js';
+import { NUMBERS, openPg } from '../../src/store/pg/db.js';
 import { PgNames } from '../../src/store/pg/names.js';
 import { PgReads } from '../../src/store/pg/reads.js';
-import { PgStore } from '../../src/store/pg/store.js';
 import type { SessionOrder } from '../../src/store/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
-
-const NUMBERS = { to: 20, from: [20, 1700], serialize: String, parse: Number };
 
 let database: TestDatabase;
 let sql: postgres.Sql;
@@ -25,8 +22,7 @@ let reads: PgReads;
 
 beforeAll(async () => {
   database = await freshDatabase('pgplans');
-  await (await PgStore.open(database.url, SERVICE_DETECTION, { pool: 1 })).close();
-  sql = postgres(database.url, { max: 1, onnotice: () => {}, types: { bigint: NUMBERS } });
+  sql = (await openPg(database.url, { pool: 1 })).sql;
   traced = postgres(database.url, { max: 1, onnotice: () => {}, types: { bigint: NUMBERS }, debug: (_c, query, params) => sent.push([query, params as unknown[]]) });
   reads = new PgReads(traced, new PgNames(traced));
   await sql`INSERT INTO projects (name) VALUES ('default'), ('other')`;
