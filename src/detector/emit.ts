@@ -1,9 +1,8 @@
 // `prompt_cache_break`, the way a harness reports it: a logfmt line (the
 // server's own format), an OTel log record through @opentelemetry/api-logs
 // when the harness has it, or a callback of its own.
-import type { LogAttributes } from '@opentelemetry/api-logs';
 import type { BreakRecord } from '../core/types.js';
-import { breakAttributes, breakBody, BREAK_EVENT_NAME } from '../telemetry/break-record.js';
+import { breakAttributes, breakBody, BREAK_EVENT_NAME, type BreakAttributes } from '../telemetry/break-record.js';
 import { breakFields } from '../telemetry/break-line.js';
 import { logfmt } from '../telemetry/logfmt.js';
 
@@ -23,7 +22,7 @@ export function logfmtEmitter(write: (line: string) => void = (line) => console.
 
 /** The part of an OTel logger this uses; the one of @opentelemetry/api-logs fits. */
 export interface OtelLogger {
-  emit(record: { eventName?: string; timestamp?: number; severityNumber?: number; severityText?: string; body?: string; attributes?: LogAttributes }): void;
+  emit(record: { eventName?: string; timestamp?: number; severityNumber?: number; severityText?: string; body?: string; attributes?: BreakAttributes }): void;
 }
 
 /** SeverityNumber.WARN of the OTel logs data model. */

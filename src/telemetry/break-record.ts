@@ -4,13 +4,15 @@
 // provider's own diagnosis as a JSON string (its shape is the provider's);
 // null fields are left out. Pure: the server's OTLP export and the detector
 // library's emitter both use it.
-import type { LogAttributes } from '@opentelemetry/api-logs';
 import type { BreakRecord } from '../core/types.js';
+
+/** OTel log attributes (a subset of @opentelemetry/api-logs' LogAttributes, without depending on it). */
+export type BreakAttributes = Record<string, string | number | boolean | string[] | number[]>;
 
 export const BREAK_EVENT_NAME = 'prompt_cache_break';
 
-export function breakAttributes(project: string, record: BreakRecord): LogAttributes {
-  const attributes: LogAttributes = {
+export function breakAttributes(project: string, record: BreakRecord): BreakAttributes {
+  const attributes: BreakAttributes = {
     project,
     requestId: record.requestId,
     previousRequestId: record.previousRequestId,
