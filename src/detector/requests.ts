@@ -66,6 +66,7 @@ function fromText(text: string): unknown {
 export function usageFromResponse(provider: string, bodyOrStreamEvents: unknown): Usage {
   const raw = typeof bodyOrStreamEvents === 'string' ? fromText(bodyOrStreamEvents) : bodyOrStreamEvents;
   const result = normalizeUsage(provider, raw);
-  if (!result.ok) throw new UsageError(result.field, result.error);
+  // The core names paths from an event's `usage` field; here the root is the response.
+  if (!result.ok) throw new UsageError(result.field.replace(/^usage/, 'response'), result.error);
   return result.usage;
 }
