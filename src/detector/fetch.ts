@@ -20,9 +20,9 @@ export interface WithCachebreakOptions {
   /** Where turns are judged; default a new Detector. */
   detector?: Detector;
   /** The conversation a request belongs to (SPEC §1); default "default". */
-  sessionId?: string | ((request: Request) => string);
+  sessionId?: string | ((call: ModelCall) => string);
   /** The stream within it; default "main". */
-  agentId?: string | ((request: Request) => string);
+  agentId?: string | ((call: ModelCall) => string);
   /** Each completed request's evaluation (its state and, on a miss, its break record). */
   onTurn?: (evaluation: Evaluation, request: CompletedRequest) => void;
   /** A sender for the events (e.g. cachebreak/client's CachebreakClient). */
@@ -46,8 +46,33 @@ function callOf(method: string, url: URL): { provider: string; call: ObservedCal
   return undefined;
 }
 
-const pick = (value: string | ((request: Request) => string) | undefined, request: Request, fallback: string) =>
-  value === undefined ? fallback : typeof value === 'string' ? value : value(request);
+/** What identifies a call to the harness: where it went and the headers it carried (a session header, say). */
+export interface ModelCall {
+  method: string;
+  url: string;
+  headers: Headers;
+}
+
+function callInfo(input: string | URL | Request, init: RequestInit | undefined): ModelCall {
+  const request = input instanceof Request ? input : undefined;
+  return {
+    method: (init?.method ?? request?.method ?? 'GET').toUpperCase(),
+    url: request ? request.url : String(input),
+    headers: new Headers(init?.headers ?? request?.headers),
+  };
+}
+
+/** The request body as text, read from a copy; undefined for a body that is not held in memory (a stream, a form). */
+async function bodyText(input: string | URL | Request, init: RequestInit | undefined): Promise<string | undefined> {
+  const body = init?.body;
+  if (typeof body === 'string') return body;
+  if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return new TextDecoder().decode(body);
+  if (body === undefined && input instanceof Request) return input.clone().text();
+  return undefined;
+}
+
+const pick = (value: string | ((call: ModelCall) => string) | undefined, call: ModelCall, fallback: string) =>
+  value === undefined ? fallback : typeof value === 'string' ? value : value(call);
 
 /** Wraps `fetch` so that every model call through it is judged; returns a fetch of the same shape. */
 export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCachebreakOptions = {}): F {
@@ -60,19 +85,19 @@ export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCache
     }
   };
   const wrapped = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    let request: Request;
+    let call: ModelCall | undefined;
     let observed: { provider: string; call: ObservedCall; body: string } | undefined;
     try {
-      request = new Request(input, init);
-      const found = callOf(request.method, new URL(request.url));
-      if (found) observed = { ...found, body: await request.clone().text() };
+      call = callInfo(input, init);
+      const found = callOf(call.method, new URL(call.url));
+      const body = found && (await bodyText(input, init));
+      if (found && body !== undefined) observed = { ...found, body };
     } catch (error) {
       report(error);
-      return fetchImpl(input, init);
     }
     const startMs = Date.now();
     const response = await fetchImpl(input, init);
-    if (!observed || !response.ok || response.body === null) return response;
+    if (!observed || !call || !response.ok || response.body === null) return response;
     let snapshot: SnapshotContent;
     try {
       snapshot = snapshotFromRequest(observed.call.api, JSON.parse(observed.body), observed.call.model === undefined ? {} : { model: observed.call.model });
@@ -80,28 +105,27 @@ export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCache
       report(error);
       return response;
     }
-    const [forCaller, forUs] = response.body.tee();
+    // A clone reads a copy: the caller's response keeps its url, type and stream, untouched.
+    const copy = response.clone().body!;
     const sse = (response.headers.get('content-type') ?? '').toLowerCase().startsWith('text/event-stream');
     const turn = {
       requestId: options.requestId?.() ?? crypto.randomUUID(),
-      sessionId: pick(options.sessionId, request, 'default'),
-      agentId: pick(options.agentId, request, 'main'),
+      sessionId: pick(options.sessionId, call, 'default'),
+      agentId: pick(options.agentId, call, 'main'),
       ts: startMs,
       provider: observed.provider,
       snapshot,
     };
-    void read(forUs, sse, options.responseLimit ?? 16 * 1024 * 1024, startMs)
+    void read(copy, sse, options.responseLimit ?? 16 * 1024 * 1024, startMs)
       .then(({ value, endMs, ttftMs }) => {
         const completed: CompletedRequest = { ...turn, endTs: endMs, usage: usageFromResponse(turn.provider, value) };
         if (ttftMs !== undefined) completed.ttftMs = ttftMs;
         const evaluation = detector.observe(completed);
-        if (options.sink) {
-          options.sink.send(toWireEvent(completedEvent(completed)));
-        }
+        options.sink?.send(toWireEvent(completedEvent(completed)));
         if (evaluation) options.onTurn?.(evaluation, completed);
       })
       .catch(report);
-    return new Response(forCaller, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return response;
   };
   return wrapped as F;
 }
