@@ -74,8 +74,15 @@ async function bodyText(input: string | URL | Request, init: RequestInit | undef
 const pick = (value: string | ((call: ModelCall) => string) | undefined, call: ModelCall, fallback: string) =>
   value === undefined ? fallback : typeof value === 'string' ? value : value(call);
 
+/** A wrapped fetch, and a way to wait for the calls it is still reading (before a harness exits). */
+export type CachebreakFetch<F> = F & {
+  /** Resolves once every answer read so far has been judged (and handed to the sink). */
+  idle(): Promise<void>;
+};
+
 /** Wraps `fetch` so that every model call through it is judged; returns a fetch of the same shape. */
-export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCachebreakOptions = {}): F {
+export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCachebreakOptions = {}): CachebreakFetch<F> {
+  const reading = new Set<Promise<void>>();
   const detector = options.detector ?? new Detector();
   const report = (error: unknown) => {
     try {
@@ -116,7 +123,7 @@ export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCache
       provider: observed.provider,
       snapshot,
     };
-    void read(copy, sse, options.responseLimit ?? 16 * 1024 * 1024, startMs)
+    const judged = read(copy, sse, options.responseLimit ?? 16 * 1024 * 1024, startMs)
       .then(({ value, endMs, ttftMs }) => {
         const completed: CompletedRequest = { ...turn, endTs: endMs, usage: usageFromResponse(turn.provider, value) };
         if (ttftMs !== undefined) completed.ttftMs = ttftMs;
@@ -124,10 +131,15 @@ export function withCachebreak<F extends Fetch>(fetchImpl: F, options: WithCache
         options.sink?.send(toWireEvent(completedEvent(completed)));
         if (evaluation) options.onTurn?.(evaluation, completed);
       })
-      .catch(report);
+      .catch(report)
+      .finally(() => reading.delete(judged));
+    reading.add(judged);
     return response;
   };
-  return wrapped as F;
+  const idle = async () => {
+    while (reading.size > 0) await Promise.all(reading);
+  };
+  return Object.assign(wrapped, { idle }) as unknown as CachebreakFetch<F>;
 }
 
 /** Reads a copy of the response to its end: the usage-carrying value, and when its first byte and end came. */

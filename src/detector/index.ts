@@ -5,7 +5,7 @@ export { completedEvent, Detector, type CompletedRequest, type DetectorOptions, 
 export { snapshotFromRequest, usageFromResponse, UsageError, type RequestProvider, type SnapshotFromRequestOptions } from './requests.js';
 export { SnapshotError } from '../core/snapshot/index.js';
 export { breakLine, defaultEmitter, logfmtEmitter, otelEmitter, BREAK_EVENT_NAME, type BreakEmitter, type OtelLogger } from './emit.js';
-export { withCachebreak, type ModelCall, type WithCachebreakOptions } from './fetch.js';
+export { withCachebreak, type CachebreakFetch, type ModelCall, type WithCachebreakOptions } from './fetch.js';
 export { RULES_VERSION } from '../core/stream.js';
 export { toWireEvent, type WireEvent } from '../core/wire.js';
 export type { ModelPrice, PriceLookup } from '../core/prices.js';

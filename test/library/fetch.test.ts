@@ -8,7 +8,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toCacheEvent } from '../../src/ingest/http/events.js';
 import { Detector, withCachebreak, type CompletedRequest, type Evaluation, type WireEvent } from '../../src/detector/index.js';
-import { anthropicAnswer, chatAnswer, geminiAnswer, mockUpstream, responsesAnswer, type MockUpstream, type UsageFields } from '../proxy/upstreams.js';
+import { anthropicAnswer, chatAnswer, geminiAnswer, mockUpstream, responsesAnswer, type Answer, type MockUpstream, type Received, type UsageFields } from '../proxy/upstreams.js';
 import { pause, waitFor } from '../proxy/wait.js';
 
 const mocks: MockUpstream[] = [];
@@ -17,7 +17,9 @@ afterEach(async () => {
 });
 
 /** A mock upstream answering with `usage.current`, as `answer` shapes it. */
-async function upstream(answer: typeof chatAnswer) {
+type Answering = (request: Received, usage: UsageFields, requestId: string) => Answer;
+
+async function upstream(answer: Answering) {
   const usage: { current: UsageFields } = { current: {} };
   const mock = await mockUpstream((request) => answer(request, usage.current, 'req_upstream'));
   mocks.push(mock);
@@ -38,7 +40,12 @@ function observed(extra: Partial<Parameters<typeof withCachebreak>[1]> = {}) {
     sink: { send: (event) => sent.push(event) },
     ...extra,
   });
-  const judged = (count: number) => waitFor('evaluations', async () => turns, (t) => t.length >= count);
+  // idle() waits for the answers being read; the evaluations are there after it.
+  const judged = async (count: number) => {
+    await fetch.idle();
+    expect(turns.length).toBeGreaterThanOrEqual(count);
+    return turns;
+  };
   return { fetch, turns, sent, errors, judged };
 }
 
