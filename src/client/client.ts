@@ -86,6 +86,10 @@ async function gzipped(text: string): Promise<Uint8Array> {
 
 type Outcome = { done: true } | { done: false; waitMs: number | undefined; why: string; status?: number };
 
+/**
+ * Sends events to a cachebreak server's POST /v1/events in batches; never
+ * throws into the harness (failures go to onError and `stats`).
+ */
 export class CachebreakClient {
   private readonly endpoint: string;
   private readonly options: Required<Omit<ClientOptions, 'apiKey' | 'fetch' | 'onError' | 'url'>>;
@@ -94,6 +98,7 @@ export class CachebreakClient {
   private sending: Promise<void> | undefined;
   private stopped = false;
   private readonly exitHook: (() => void) | undefined;
+  /** What it sent, and what it could not. */
   readonly stats: ClientStats = { queued: 0, sent: 0, accepted: 0, duplicates: 0, rejected: 0, dropped: 0, retries: 0, requests: 0, failures: 0 };
 
   constructor(private readonly config: ClientOptions) {

@@ -23,6 +23,7 @@ export function wireUsage(usage: Usage): Record<string, number> {
   return fields;
 }
 
+/** A domain event as SPEC §2 JSON, which the server reads back to the same event. */
 export function toWireEvent(event: CacheEvent): WireEvent {
   if (event.type === 'snapshot') return { ...event };
   const { usage, ...rest } = event;

@@ -110,6 +110,10 @@ export function completedEvent(request: CompletedRequest): CacheEvent {
   return event;
 }
 
+/**
+ * Judges each request of a harness as the server would (SPEC §4 v2), in
+ * memory: per stream, the turns it keeps within its bounds.
+ */
 export class Detector {
   private readonly options: DetectionOptions;
   private readonly maxSessions: number;
@@ -124,6 +128,7 @@ export class Detector {
   private readonly placed = new Map<string, { sessionId: string; agentId: string }>();
   /** Request ids of parts that name no session yet, oldest first. */
   private readonly waiting = new Set<string>();
+  /** What it dropped to stay within its bounds. */
   readonly stats: DetectorStats = { sessionsEvicted: 0, turnsFolded: 0, tooLate: 0, waitingDropped: 0 };
 
   constructor(options: DetectorOptions = {}) {

@@ -20,7 +20,7 @@ export function logfmtEmitter(write: (line: string) => void = (line) => console.
   return (record) => write(breakLine(record));
 }
 
-/** The part of an OTel logger this uses; the one of @opentelemetry/api-logs fits. */
+/** The part of an OTel logger this uses; a logger of `@opentelemetry/api-logs` fits. */
 export interface OtelLogger {
   emit(record: { eventName?: string; timestamp?: number; severityNumber?: number; severityText?: string; body?: string; attributes?: BreakAttributes }): void;
 }
@@ -43,7 +43,7 @@ export function otelEmitter(logger: OtelLogger, project = 'default'): BreakEmitt
 
 /**
  * Where breaks go: an OTel log record through the global logger provider of
- * @opentelemetry/api-logs when the harness has it installed, else a logfmt
+ * `@opentelemetry/api-logs` when the harness has it installed, else a logfmt
  * line on stderr (console.warn). Resolves once it knows which.
  */
 export async function defaultEmitter(project = 'default'): Promise<BreakEmitter> {

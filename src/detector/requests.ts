@@ -11,6 +11,7 @@ export type RequestProvider = RequestApi | 'openai' | (string & {});
 
 /** A response that cannot be read for usage; `field` is a path into it. */
 export class UsageError extends Error {
+  /** Where in the response, e.g. `response.usage.prompt_tokens`. */
   readonly field: string;
 
   constructor(field: string, problem: string) {

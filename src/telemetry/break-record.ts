@@ -6,7 +6,7 @@
 // library's emitter both use it.
 import type { BreakRecord } from '../core/types.js';
 
-/** OTel log attributes (a subset of @opentelemetry/api-logs' LogAttributes, without depending on it). */
+/** OTel log attributes: a subset of LogAttributes (`@opentelemetry/api-logs`), without depending on it. */
 export type BreakAttributes = Record<string, string | number | boolean | string[] | number[]>;
 
 export const BREAK_EVENT_NAME = 'prompt_cache_break';
