@@ -2,12 +2,10 @@
 // bodies of every provider API (the snapshot fixtures) and responses of every
 // provider (the usage fixtures), as parsed bodies, stream events and raw
 // event-stream text.
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { snapshotFromRequest, SnapshotError, usageFromResponse, UsageError } from '../../src/detector/index.js';
-import type { Usage } from '../../src/core/types.js';
 import { contentStrings, loadRequest, snapshotOf, REQUEST_FIXTURES } from '../core/request-fixtures.js';
+import { USAGE_FIXTURES } from '../core/usage-fixtures.js';
 
 /** Each request fixture, the provider name a harness would pass, and the API the server reads it as. */
 const REQUESTS = [
@@ -45,23 +43,11 @@ describe('snapshotFromRequest', () => {
   });
 });
 
-interface Fixture {
-  provider: string;
-  raw: unknown;
-  expected: Usage;
-}
-
-const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/usage');
-const USAGES: [string, Fixture][] = readdirSync(FIXTURE_DIR, { recursive: true, encoding: 'utf8' })
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => [file, JSON.parse(readFileSync(join(FIXTURE_DIR, file), 'utf8')) as Fixture]);
-
 /** Stream events as the provider sends them on the wire. */
 const eventStream = (events: unknown[], separator: string) => events.map((event) => `event: x\ndata: ${JSON.stringify(event)}`).join(separator) + separator;
 
 describe('usageFromResponse', () => {
-  it.each(USAGES)('%s', (_file, fixture) => {
+  it.each(USAGE_FIXTURES)('%s', (_file, fixture) => {
     expect(usageFromResponse(fixture.provider, fixture.raw)).toEqual(fixture.expected);
     // The body's text reads the same as the parsed body.
     const text = Array.isArray(fixture.raw) ? eventStream(fixture.raw, '\n\n') : JSON.stringify(fixture.raw);
@@ -69,7 +55,7 @@ describe('usageFromResponse', () => {
   });
 
   it('reads a stream cut into lines of any ending', () => {
-    const streams = USAGES.filter(([, f]) => Array.isArray(f.raw));
+    const streams = USAGE_FIXTURES.filter(([, f]) => Array.isArray(f.raw));
     expect(streams.length).toBeGreaterThanOrEqual(4);
     for (const [file, fixture] of streams) {
       expect(usageFromResponse(fixture.provider, eventStream(fixture.raw as unknown[], '\r\n\r\n')), file).toEqual(fixture.expected);
