@@ -176,5 +176,13 @@ describe('withCachebreak(fetch)', () => {
     expect(JSON.parse(mock.received.at(-1)!.body.toString())).toMatchObject({ model: 'claude-sonnet-4-5' });
     expect(o.turns).toHaveLength(1);
     expect(mock.received.map((r) => r.url)).toEqual(['/v1/models', '/fail/v1/messages', '/odd/v1/messages', '/v1/messages']);
+
+    // An answer longer than responseLimit is not held: reported, and the caller still gets all of it.
+    const small = observed({ responseLimit: 50 });
+    const long = await small.fetch(`${mock.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(await long.text()).toContain('event: message_stop');
+    await small.fetch.idle();
+    expect(small.turns).toEqual([]);
+    expect(small.errors.map((e) => e.message)).toEqual(['response: more than 50 characters to hold']);
   });
 });
