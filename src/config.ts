@@ -181,10 +181,17 @@ export const OPTIONS = {
   db: {
     env: 'CACHEBREAK_DB',
     default: './cachebreak.db',
-    valueName: 'FILE',
-    help: 'SQLite database file (created and migrated on start)',
+    valueName: 'FILE|URL',
+    help: 'SQLite database file, or postgres://user:password@host:5432/database for a PostgreSQL database that any number of servers share (created and migrated on start)',
     parse: text,
   } satisfies Option<string>,
+  'pg-pool': {
+    env: 'CACHEBREAK_PG_POOL',
+    default: 10,
+    valueName: 'N',
+    help: 'Connections a server keeps to PostgreSQL (--db postgres://…; other commands keep 2); every server sharing the database keeps its own, all within PostgreSQL\'s max_connections',
+    parse: integer(1, 1000),
+  } satisfies Option<number>,
   'body-limit': {
     env: 'CACHEBREAK_BODY_LIMIT',
     default: 16 * 1024 ** 2,
@@ -522,7 +529,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_READ_WORKERS',
     default: 1,
     valueName: 'N',
-    help: 'Threads that answer reads (dashboards, REST) while the main thread writes; 0 reads on the main thread',
+    help: 'Threads that answer reads (dashboards, REST) from a SQLite file while the main thread writes; 0 reads on the main thread (as a PostgreSQL store always does)',
     parse: integer(0, 64),
   } satisfies Option<number>,
   'proxy-port': {

@@ -18,7 +18,8 @@ import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions 
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import { lockDatabase, type DatabaseLock } from './store/lock.js';
-import { SqliteStore } from './store/sqlite/store.js';
+import { isPostgresUrl, openStore } from './store/open.js';
+import type { Store } from './store/store.js';
 import { Counters } from './telemetry/counters.js';
 import { seedCounters } from './telemetry/stored-counts.js';
 import type { BreakExport } from './telemetry/export.js';
@@ -35,6 +36,8 @@ export interface ServerOptions {
   detection: DetectionOptions;
   synchronous: 'normal' | 'full';
   project: string;
+  /** Connections to a PostgreSQL database (--pg-pool); its default when absent. */
+  pgPool?: number;
   /** Age past which raw turns are deleted; undefined keeps them. */
   retainMs?: number | undefined;
   /** Age past which rollups are deleted; undefined keeps them. */
@@ -100,7 +103,7 @@ function within(promise: Promise<unknown>, ms: number): Promise<void> {
 }
 
 /** Follows files inside the server (serve --tail): the same Tailer and sink as `cachebreak tail --db`. */
-async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pipeline, store: SqliteStore, project: string, log: Logger): Promise<Tailer> {
+async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pipeline, store: Store, project: string, log: Logger): Promise<Tailer> {
   const tailer = new Tailer({ ...tail }, pipelineSink(pipeline, store, project), {
     notice: (message) => log.info('tail', { message }),
     rejected: (file, line, error) => {
@@ -114,7 +117,7 @@ async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pip
 }
 
 /** Says at start whether the server is open, loudly, and what that means. */
-function announceAccess(access: Access, keys: Awaited<ReturnType<SqliteStore['keyState']>>, options: ServerOptions, log: Logger): void {
+function announceAccess(access: Access, keys: Awaited<ReturnType<Store['keyState']>>, options: ServerOptions, log: Logger): void {
   if (access === 'locked') {
     if (keys === 'revoked') log.info('access', { state: 'locked', message: 'every API key is revoked: every request but /healthz and /readyz is refused until a key is created (cachebreak keys create)' });
     return;
@@ -149,7 +152,7 @@ export interface RunningServer {
 }
 
 /** Runs retention now and then every PRUNE_EVERY_MS, one run at a time. */
-function retention(store: SqliteStore, options: ServerOptions, log: Logger): { stop(): void } | undefined {
+function retention(store: Store, options: ServerOptions, log: Logger): { stop(): void } | undefined {
   if (options.retainMs === undefined && options.retainRollupsMs === undefined) return undefined;
   let running = false;
   const run = async () => {
@@ -185,10 +188,16 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
-  const store = new SqliteStore(options.db, options.detection, { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true });
+  // A PostgreSQL database is shared by any number of servers: no lock, no checkpointer, no reader threads
+  // (reads are queries like any other on the pool), and migrations run under an advisory lock as it opens.
+  const shared = isPostgresUrl(options.db);
+  const store = await openStore(options.db, options.detection, {
+    ...(options.pgPool !== undefined ? { pgPool: options.pgPool } : {}),
+    sqlite: { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true },
+  });
   let lock: DatabaseLock | undefined;
   try {
-    lock = lockDatabase(options.db);
+    if (!shared) lock = lockDatabase(options.db);
   } catch (error) {
     await store.close();
     throw error;
@@ -231,7 +240,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   }
   const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
   // Read routes go to reader threads; writes, key checks and retention stay here.
-  const readWorkers = options.readWorkers ?? 1;
+  const readWorkers = shared ? 0 : (options.readWorkers ?? 1);
   let readers: ReaderPool | undefined;
   try {
     if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);

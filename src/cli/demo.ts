@@ -7,6 +7,7 @@ import type { Command } from './command.js';
 import { demoWorkload } from './demo/workload.js';
 import { plural } from './format.js';
 import { openLocal, type LocalDatabase } from './local.js';
+import { shownDb } from '../store/open.js';
 import { progressBar } from './progress.js';
 
 const BATCH = 1000;
@@ -40,9 +41,9 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
     const events = demoWorkload({ seed: values.seed, now: (io.now ?? Date.now)() });
     let db: LocalDatabase;
     try {
-      db = openLocal(values.db, values.project, 'demo', SERVICE_DETECTION);
+      db = await openLocal(values.db, values.project, 'demo', SERVICE_DETECTION);
     } catch (error) {
-      io.stderr(`cachebreak demo: cannot open the database ${values.db}: ${(error as Error).message}\n`);
+      io.stderr(`cachebreak demo: cannot open the database ${shownDb(values.db)}: ${(error as Error).message}\n`);
       return 1;
     }
     await db.bringUpToDate(io.stderr);
@@ -65,15 +66,15 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
     }
 
     const shape = shapeOf(events);
-    const flags = `--db ${values.db}${values.project === 'default' ? '' : ` --project ${values.project}`}`;
+    const flags = `--db ${shownDb(values.db)}${values.project === 'default' ? '' : ` --project ${values.project}`}`;
     const lines =
       accepted === 0
         ? [
-            `${values.db} already holds the demo for seed ${values.seed} (project ${values.project}): nothing new was written.`,
-            `For a fresh day ending now, remove ${values.db} or pass another --seed.`,
+            `${shownDb(values.db)} already holds the demo for seed ${values.seed} (project ${values.project}): nothing new was written.`,
+            `For a fresh day ending now, remove ${shownDb(values.db)} or pass another --seed.`,
           ]
         : [
-            `Wrote the demo workload (seed ${values.seed}) into ${values.db}, project ${values.project}:`,
+            `Wrote the demo workload (seed ${values.seed}) into ${shownDb(values.db)}, project ${values.project}:`,
             `  ${plural(shape.sessions, 'session')} over the last 24 hours, ${plural(shape.streams, 'stream')} (main agents and subagents)`,
             `  ${plural(shape.turns, 'turn')}, ${plural(breaks.size, 'cache break')} across every break reason`,
           ];

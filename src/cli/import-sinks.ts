@@ -7,6 +7,7 @@ import { CachebreakError } from '../errors.js';
 import { decodeNdjson } from '../ingest/http/decode.js';
 import { toCacheEvent } from '../ingest/http/events.js';
 import { openLocal } from './local.js';
+import { shownDb } from '../store/open.js';
 import type { NumberedLine } from './ndjson-input.js';
 import { isRefusal, keyHeaders, refusalMessage } from './server-key.js';
 
@@ -48,16 +49,16 @@ function batchText(batch: readonly NumberedLine[]): string {
   return batch.map((l) => l.text).join('\n');
 }
 
-export function databaseSink(path: string, project: string, detection: DetectionOptions, stderr: (text: string) => void): Sink {
-  let db: ReturnType<typeof openLocal>;
+export async function databaseSink(path: string, project: string, detection: DetectionOptions, stderr: (text: string) => void): Promise<Sink> {
+  let db: Awaited<ReturnType<typeof openLocal>>;
   try {
-    db = openLocal(path, project, 'import', detection);
+    db = await openLocal(path, project, 'import', detection);
   } catch (error) {
-    throw new ImportStopped(`cannot open the database ${path}: ${(error as Error).message}`);
+    throw new ImportStopped(`cannot open the database ${shownDb(path)}: ${(error as Error).message}`);
   }
   let upToDate: Promise<void> | undefined;
   return {
-    target: `${path} (project ${project})`,
+    target: `${shownDb(path)} (project ${project})`,
     async send(batch) {
       await (upToDate ??= db.bringUpToDate(stderr));
       let decoded: ReturnType<typeof decodeNdjson>;

@@ -91,7 +91,7 @@ export const importCommand: Command<'db' | 'server' | 'key' | 'project' | 'batch
     };
     let sink: Sink;
     try {
-      sink = values.server ? serverSink(values.server, values.key) : databaseSink(values.db, values.project, detectionOf(values), io.stderr);
+      sink = values.server ? serverSink(values.server, values.key) : await databaseSink(values.db, values.project, detectionOf(values), io.stderr);
     } catch (error) {
       return stopped(error);
     }

@@ -3,7 +3,7 @@
 import { ConfigError } from '../config.js';
 import { SERVICE_DETECTION } from '../prices/index.js';
 import { generateKey, hashKey, keyPrefix, parseScopes } from '../auth/keys.js';
-import { SqliteStore } from '../store/sqlite/store.js';
+import { COMMAND_PG_POOL, openStore } from '../store/open.js';
 import type { ApiKey, KeyState } from '../store/store.js';
 import type { Command } from './command.js';
 
@@ -51,7 +51,7 @@ export const keysCommand: Command<'db' | 'project' | 'scope' | 'name' | 'json'> 
   async run({ values, positionals }, io) {
     const [action, target] = positionals;
     // Listing only reads: a read-only database can still be listed.
-    const store = new SqliteStore(values.db, SERVICE_DETECTION, { mustWrite: action !== 'list' });
+    const store = await openStore(values.db, SERVICE_DETECTION, { pgPool: COMMAND_PG_POOL, sqlite: { mustWrite: action !== 'list' } });
     try {
       switch (action) {
         case 'create': {

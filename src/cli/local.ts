@@ -2,7 +2,7 @@
 // the same Pipeline as the server's receivers, without a server around it.
 import type { DetectionOptions } from '../core/options.js';
 import { Pipeline, type BreakSubscriber, type Receiver } from '../ingest/pipeline.js';
-import { SqliteStore } from '../store/sqlite/store.js';
+import { COMMAND_PG_POOL, openStore } from '../store/open.js';
 import type { BatchCounts, Store } from '../store/store.js';
 import { Counters } from '../telemetry/counters.js';
 import { reevaluateLogged } from '../reevaluation.js';
@@ -21,8 +21,8 @@ export interface LocalDatabase {
   close(): Promise<void>;
 }
 
-export function openLocal(path: string, project: string, receiver: Receiver, detection: DetectionOptions): LocalDatabase {
-  const store = new SqliteStore(path, detection, { backgroundCheckpoint: true, mustWrite: true });
+export async function openLocal(path: string, project: string, receiver: Receiver, detection: DetectionOptions): Promise<LocalDatabase> {
+  const store = await openStore(path, detection, { pgPool: COMMAND_PG_POOL, sqlite: { backgroundCheckpoint: true, mustWrite: true } });
   // A command reports what it wrote in its summary; one log line per break
   // would bury that summary.
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { detectionOf } from '../config.js';
 import { reevaluateLogged } from '../reevaluation.js';
-import { SqliteStore } from '../store/sqlite/store.js';
+import { COMMAND_PG_POOL, isPostgresUrl, openStore } from '../store/open.js';
 import { createLogger } from '../telemetry/logfmt.js';
 import type { Command } from './command.js';
 
@@ -21,11 +21,11 @@ export const reevaluateCommand: Command<'db' | 'min-miss-tokens' | 'miss-ratio' 
     'Exit code: 0 when done, 1 when there is no database, 2 for a usage error.',
   ].join('\n'),
   async run({ values }, io) {
-    if (!existsSync(values.db)) {
+    if (!isPostgresUrl(values.db) && !existsSync(values.db)) {
       io.stderr(`cachebreak reevaluate: no database at ${values.db}; point --db at one\n`);
       return 1;
     }
-    const store = new SqliteStore(values.db, detectionOf(values), { mustWrite: true });
+    const store = await openStore(values.db, detectionOf(values), { pgPool: COMMAND_PG_POOL, sqlite: { mustWrite: true } });
     try {
       const result = await reevaluateLogged(store, createLogger(io.stderr), 'asked for on the command line');
       io.stdout(`Evaluated ${result.streams} streams again; ${result.breaksChanged} break records were found, changed or dropped.\n`);

@@ -3,7 +3,8 @@
 import { existsSync } from 'node:fs';
 import { ConfigError } from '../config.js';
 import { SERVICE_DETECTION } from '../prices/index.js';
-import { SqliteStore } from '../store/sqlite/store.js';
+import { COMMAND_PG_POOL, isPostgresUrl, openStore, shownDb } from '../store/open.js';
+import type { Store } from '../store/store.js';
 import type { Command } from './command.js';
 import { gatherReport, type Report } from './report-data.js';
 import { renderReport } from './report-text.js';
@@ -20,22 +21,22 @@ export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> =
       throw new ConfigError('--from: must be earlier than --to');
     }
     // Opening a missing path would create an empty database just to report on it.
-    if (!existsSync(values.db)) {
-      io.stderr(`cachebreak report: no database at ${values.db}; run \`cachebreak demo\` or point --db at one\n`);
+    if (!isPostgresUrl(values.db) && !existsSync(values.db)) {
+      io.stderr(`cachebreak report: no database at ${shownDb(values.db)}; run \`cachebreak demo\` or point --db at one\n`);
       return 1;
     }
     let report: Report;
-    let store: SqliteStore | undefined;
+    let store: Store | undefined;
     try {
-      store = new SqliteStore(values.db, SERVICE_DETECTION);
+      store = await openStore(values.db, SERVICE_DETECTION, { pgPool: COMMAND_PG_POOL });
       // A report reads: judging the turns again is the server's or `reevaluate`'s, with their options.
       if (await store.needsReevaluation()) {
-        io.stderr(`cachebreak report: ${values.db} was judged by older detection rules; run \`cachebreak reevaluate --db ${values.db}\` (with your server's options), or start the server, to judge it by these\n`);
+        io.stderr(`cachebreak report: ${shownDb(values.db)} was judged by older detection rules; run \`cachebreak reevaluate --db ${shownDb(values.db)}\` (with your server's options), or start the server, to judge it by these\n`);
       }
-      report = await gatherReport(store, values.db, values.project, range);
+      report = await gatherReport(store, shownDb(values.db), values.project, range);
     } catch (error) {
       if (!(error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_'))) throw error;
-      io.stderr(`cachebreak report: cannot read ${values.db} as a cachebreak database: ${error.message}\n`);
+      io.stderr(`cachebreak report: cannot read ${shownDb(values.db)} as a cachebreak database: ${error.message}\n`);
       return 1;
     } finally {
       await store?.close();

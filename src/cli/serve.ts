@@ -1,8 +1,9 @@
 import { ConfigError, detectionOf, limitsOf, otelOf, type OptionValues, type OtelSettings } from '../config.js';
 import { startServer, type RunningServer, type ServerOptions } from '../server.js';
+import { shownDb } from '../store/open.js';
 import type { Command, Io } from './command.js';
 
-export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers'] as const;
+export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers', 'pg-pool'] as const;
 
 export type ServeOptionName = (typeof SERVE_OPTIONS)[number];
 
@@ -10,9 +11,13 @@ export const SERVE_DETAILS = [
   'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
   'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
   '--format, --from-start, --follow-symlinks and --batch apply to them.',
-  'One server per database: it holds DB.lock (its pid) while it runs, and a second serve on the same file exits 1.',
+  'One server per SQLite file: it holds DB.lock (its pid) while it runs, and a second serve on the same file exits 1.',
   'import --db, tail --db and reevaluate take no lock (SQLite serialises their writes): use them on a file no server',
   'holds, and import --server to send to a running one.',
+  'With --db postgres://user:password@host:5432/database, any number of servers share one PostgreSQL database (behind a',
+  'load balancer, say): no DB.lock, reads on the main thread (--read-workers does not apply), migrations run at start',
+  '(one server applies them, the others wait), and each server keeps --pg-pool connections. Events of one session may',
+  'reach different servers in any order: the stored result is the same. Retention runs on one server at a time.',
   'Exit code: 0 once stopped; 1 when the database cannot be opened or written (a read-only file, a missing',
   'or read-only directory, a file another server or process holds) or the HTTP port is taken, before anything',
   'listens; 2 for a usage error.',
@@ -40,7 +45,7 @@ function startLines(server: RunningServer, values: OptionValues<ServeOptionName>
   const breaks = otel.breaks;
   const exported = breaks === undefined ? 'off (--otlp-export-endpoint URL sends every break to your OpenTelemetry collector)' : `on, to ${shownUrl(breaks.url)} (${breaks.protocol})`;
   return [
-    `cachebreak listening on ${server.url}${grpc}${proxied} (database ${values.db}; ${access})`,
+    `cachebreak listening on ${server.url}${grpc}${proxied} (database ${shownDb(values.db)}; ${access})`,
     `  page:          ${server.url}/`,
     `  OTLP/HTTP:     ${server.url}/v1/logs, /v1/traces, /v1/metrics`,
     `  OTLP/gRPC:     ${grpcState}`,
@@ -79,6 +84,7 @@ export async function runServer(values: OptionValues<ServeOptionName>, io: Io, p
       maxWaitingBytes: values['max-waiting-bytes'],
       maxMetricModels: values['max-metric-models'],
       readWorkers: values['read-workers'],
+      pgPool: values['pg-pool'],
       grpcPort: values['grpc-port'] === 'off' ? undefined : values['grpc-port'],
       otel,
       tail:

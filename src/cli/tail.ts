@@ -11,6 +11,7 @@ import { createLogger, printable } from '../telemetry/logfmt.js';
 import type { Command, Io } from './command.js';
 import { count, plural } from './format.js';
 import { openLocal } from './local.js';
+import { shownDb } from '../store/open.js';
 import { progressBar, type Progress } from './progress.js';
 import { checkServerKey, serverTailSink } from './tail-server.js';
 
@@ -146,11 +147,11 @@ export const tailCommand: Command<TailOptionName> = {
       }
     }
     const project = values.project;
-    let local: ReturnType<typeof openLocal>;
+    let local: Awaited<ReturnType<typeof openLocal>>;
     try {
-      local = openLocal(values.db, project, 'tail', detectionOf(values));
+      local = await openLocal(values.db, project, 'tail', detectionOf(values));
     } catch (error) {
-      io.stderr(`cachebreak tail: cannot open the database ${values.db}: ${(error as Error).message}\n`);
+      io.stderr(`cachebreak tail: cannot open the database ${shownDb(values.db)}: ${(error as Error).message}\n`);
       return 1;
     }
     await local.bringUpToDate(io.stderr);
@@ -181,7 +182,7 @@ export const tailCommand: Command<TailOptionName> = {
       report.finish();
       await local.close();
     }
-    io.stderr(summary(tailer.totals(), values.server || `${values.db} (project ${project})`));
+    io.stderr(summary(tailer.totals(), values.server || `${shownDb(values.db)} (project ${project})`));
     if (tailer.failure) {
       io.stderr(`cachebreak tail: stopped: ${tailer.failure.message}\n`);
       return 1;

@@ -88,6 +88,7 @@ const ROWS: Row[] = [
   { option: 'max-waiting-bytes', env: 'CACHEBREAK_MAX_WAITING_BYTES', envValue: '8MiB', fromEnv: 8 * 1024 ** 2, flag: ['--max-waiting-bytes', '500KB'], fromFlag: 500_000 },
   { option: 'max-metric-models', env: 'CACHEBREAK_MAX_METRIC_MODELS', envValue: '9', fromEnv: 9, flag: ['--max-metric-models', '10'], fromFlag: 10 },
   { option: 'read-workers', env: 'CACHEBREAK_READ_WORKERS', envValue: '0', fromEnv: 0, flag: ['--read-workers', '3'], fromFlag: 3 },
+  { option: 'pg-pool', env: 'CACHEBREAK_PG_POOL', envValue: '4', fromEnv: 4, flag: ['--pg-pool', '20'], fromFlag: 20 },
 ];
 
 const defaults = () => Object.fromEntries(serveCommand.options.map((option) => [option, OPTIONS[option].default]));
@@ -98,7 +99,7 @@ describe('cachebreak serve: defaults', () => {
     const { stdout } = await cli(['serve', '--help']);
     expect(stdout).toMatch(/^ {2}--host ADDRESS .*\[CACHEBREAK_HOST; default 127\.0\.0\.1\]$/m);
     expect(stdout).toMatch(/^ {2}--port PORT .*\[CACHEBREAK_PORT; default 4318\]$/m);
-    expect(stdout).toMatch(/^ {2}--db FILE .*\[CACHEBREAK_DB; default \.\/cachebreak\.db\]$/m);
+    expect(stdout).toMatch(/^ {2}--db FILE\|URL .*\[CACHEBREAK_DB; default \.\/cachebreak\.db\]$/m);
     expect(stdout).toMatch(/^ {2}--body-limit SIZE .*\[CACHEBREAK_BODY_LIMIT; default 16MiB\]$/m);
   });
 

@@ -2,22 +2,16 @@
 // prefixes. Each is stored once and cached in memory, so ingest resolves most
 // of them without touching SQLite.
 import type Database from 'better-sqlite3';
-import { hashString } from '../../core/hash.js';
-import { isMessageMarker } from '../../core/prefix.js';
-import type { CutPlace, Prefix, ToolRef } from '../../core/types.js';
+import type { Prefix, ToolRef } from '../../core/types.js';
+import type { LabelKind, Names, StreamInfo } from '../evaluate/names.js';
+import { internedPrefix, prefixColumns, prefixKey, prefixOfRow, toolsetJson, type PrefixRow } from '../evaluate/prefix-rows.js';
 import { Lru } from './lru.js';
 
-export type LabelKind = 'model' | 'provider' | 'agent';
-
-export interface StreamInfo {
-  projectId: number;
-  sessionId: string;
-  agentId: string;
-}
+export type { LabelKind, StreamInfo } from '../evaluate/names.js';
 
 const CACHE_SIZE = 20_000;
 
-export class Dictionary {
+export class Dictionary implements Names {
   private readonly labelIds = new Map<string, number>();
   private readonly labelValues = new Map<number, string>();
   private readonly streamIds = new Lru<string, number>(CACHE_SIZE);
@@ -49,21 +43,7 @@ export class Dictionary {
         `INSERT INTO prefixes (hash, model, system_hash, system_block_hashes, toolset_id, cache_control_hash, ttl_ms, markers, params, partial)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      prefixById: sqlite.prepare<
-        [number],
-        {
-          model: string;
-          system_hash: string | null;
-          system_block_hashes: string | null;
-          tools_hash: string | null;
-          tools: string | null;
-          cache_control_hash: string | null;
-          ttl_ms: number | null;
-          markers: string | null;
-          params: string | null;
-          partial: CutPlace | null;
-        }
-      >(
+      prefixById: sqlite.prepare<[number], PrefixRow      >(
         `SELECT p.model, p.system_hash, p.system_block_hashes, t.hash AS tools_hash, t.tools,
                 p.cache_control_hash, p.ttl_ms, p.markers, p.params, p.partial
          FROM prefixes p LEFT JOIN toolsets t ON t.id = p.toolset_id WHERE p.id = ?`,
@@ -155,15 +135,7 @@ export class Dictionary {
    */
   intern(prefix: Prefix): Prefix {
     const id = this.prefix(prefix);
-    const stored = this.prefixOf(id);
-    const messageMarkers = prefix.markers?.filter(isMessageMarker) ?? [];
-    if (!prefix.messageHashes && messageMarkers.length === 0) {
-      this.idOf.set(stored, id);
-      return stored;
-    }
-    const interned = { ...stored };
-    if (prefix.messageHashes) interned.messageHashes = prefix.messageHashes;
-    if (messageMarkers.length > 0) interned.markers = [...(stored.markers ?? []), ...messageMarkers];
+    const interned = internedPrefix(this.prefixOf(id), prefix);
     this.idOf.set(interned, id);
     return interned;
   }
@@ -172,38 +144,15 @@ export class Dictionary {
   prefix(prefix: Prefix): number {
     const known = this.idOf.get(prefix);
     if (known !== undefined) return known;
-    const markers = prefixMarkers(prefix);
-    const params = prefix.params ? JSON.stringify(prefix.params) : null;
-    const key = hashString(
-      [
-        prefix.model,
-        prefix.systemHash ?? '',
-        prefix.systemBlockHashes?.join('\u0001') ?? '\u0002',
-        prefix.toolsHash ?? '',
-        prefix.cacheControlHash ?? '',
-        prefix.ttlMs ?? '',
-        markers ?? '\u0002',
-        params ?? '\u0002',
-        // Only a cut prefix has this part: the keys of whole ones stay what they were.
-        ...(prefix.partial === undefined ? [] : [prefix.partial]),
-      ].join('\u0000'),
-    );
+    const key = prefixKey(prefix);
     const cached = this.prefixIds.get(key);
     if (cached !== undefined) return cached;
     let id = this.statements.prefix.get(key)?.id;
     if (id === undefined) {
       const toolsetId = prefix.tools && prefix.toolsHash ? this.toolset(prefix.toolsHash, prefix.tools) : null;
+      const c = prefixColumns(prefix);
       const inserted = this.statements.insertPrefix.run(
-        key,
-        prefix.model,
-        prefix.systemHash ?? null,
-        prefix.systemBlockHashes ? JSON.stringify(prefix.systemBlockHashes) : null,
-        toolsetId,
-        prefix.cacheControlHash ?? null,
-        prefix.ttlMs ?? null,
-        markers,
-        params,
-        prefix.partial ?? null,
+        key, c.model, c.systemHash, c.systemBlockHashes, toolsetId, c.cacheControlHash, c.ttlMs, c.markers, c.params, c.partial,
       );
       id = Number(inserted.lastInsertRowid);
     }
@@ -213,8 +162,7 @@ export class Dictionary {
   private toolset(hash: string, tools: readonly ToolRef[]): number {
     const found = this.statements.toolset.get(hash);
     if (found) return found.id;
-    const pairs = tools.map((t) => [t.name, t.schemaHash]);
-    return Number(this.statements.insertToolset.run(hash, JSON.stringify(pairs)).lastInsertRowid);
+    return Number(this.statements.insertToolset.run(hash, toolsetJson(tools)).lastInsertRowid);
   }
 
   /** The stored prefix, without message hashes (those belong to each turn). */
@@ -223,19 +171,7 @@ export class Dictionary {
     if (cached) return cached;
     const row = this.statements.prefixById.get(id);
     if (!row) throw new Error(`prefix ${id} does not exist`);
-    const prefix: Prefix = { model: row.model };
-    if (row.system_hash !== null) prefix.systemHash = row.system_hash;
-    if (row.system_block_hashes !== null) prefix.systemBlockHashes = JSON.parse(row.system_block_hashes) as string[];
-    if (row.tools !== null && row.tools_hash !== null) {
-      const pairs = JSON.parse(row.tools) as [string, string][];
-      prefix.tools = pairs.map(([name, schemaHash]) => ({ name, schemaHash }));
-      prefix.toolsHash = row.tools_hash;
-    }
-    if (row.cache_control_hash !== null) prefix.cacheControlHash = row.cache_control_hash;
-    if (row.ttl_ms !== null) prefix.ttlMs = row.ttl_ms;
-    if (row.markers !== null) prefix.markers = JSON.parse(row.markers) as string[];
-    if (row.params !== null) prefix.params = JSON.parse(row.params) as Record<string, string>;
-    if (row.partial !== null) prefix.partial = row.partial;
+    const prefix = prefixOfRow(row);
     return this.prefixById.set(id, prefix);
   }
 
@@ -249,10 +185,4 @@ export class Dictionary {
     this.prefixById.clear();
     this.idOf = new WeakMap();
   }
-}
-
-/** The markers a prefix row keeps (not those on messages), as JSON; null when none. */
-function prefixMarkers(prefix: Prefix): string | null {
-  const kept = prefix.markers?.filter((name) => !isMessageMarker(name)) ?? [];
-  return kept.length > 0 ? JSON.stringify(kept) : null;
 }

@@ -5,9 +5,10 @@ import { apiKeys, projects } from '../schema.js';
 import type { ApiKey, KeyState, Scope } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 
-type Row = typeof apiKeys.$inferSelect & { project: string };
+/** A key's row as read (in any store), with its project's name. */
+export type KeyRow = Pick<typeof apiKeys.$inferSelect, 'id' | 'prefix' | 'scopes' | 'name' | 'createdMs' | 'revokedMs'> & { project: string };
 
-function toKey(row: Row): ApiKey {
+export function toKey(row: KeyRow): ApiKey {
   return {
     id: row.id,
     project: row.project,

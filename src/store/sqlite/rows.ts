@@ -4,9 +4,9 @@ import { hashString } from '../../core/hash.js';
 import type { TurnParts, UsagePart } from '../../core/join.js';
 import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../core/types.js';
 import type { Sums } from '../schema.js';
-import type { Dictionary } from './dictionary.js';
+import type { Names } from '../evaluate/names.js';
 
-const TURN_COLUMN_NAMES = [
+export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
@@ -78,7 +78,10 @@ export function storedJson<T>(text: string): T | undefined {
   }
 }
 
-export function rowToParts(row: TurnRow, dictionary: Dictionary): TurnParts {
+/** What reading a turn row needs of the store's ids. */
+export type TurnNames = Pick<Names, 'labelValue' | 'streamById' | 'prefixOf'>;
+
+export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
   const parts: TurnParts = { requestId: row.request_id };
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
   if (row.prefix_id !== null && stream && row.ts !== null) {
@@ -154,7 +157,7 @@ export function contributionOf(
   projectId: number,
   state: number | null,
   record: BreakRecord | null,
-  dictionary: Dictionary,
+  dictionary: Names,
 ): Contribution | null {
   if (state === null || !turn.usage) return null;
   const usage = turn.usage;

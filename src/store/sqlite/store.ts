@@ -1,19 +1,16 @@
 // The SQLite implementation of Store: writes through the Writer, reads with
 // drizzle over indexes and rollups.
-import { and, asc, desc, eq, gte, inArray, lt, or, sql, type SQL } from 'drizzle-orm';
-import type { SQLiteColumn } from 'drizzle-orm/sqlite-core';
+import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
-import { cacheRate } from '../../core/rate.js';
-import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord, type Turn } from '../../core/types.js';
+import type { BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
-import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams, type Sums } from '../schema.js';
+import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams } from '../schema.js';
 import {
   InvalidQueryError,
   type ApiKey,
   type KeyState,
   type BreakCauseRow,
   type BreakPrefixes,
-  type CostTotals,
   type IngestBatch,
   type Filters,
   type ChangedTool,
@@ -30,7 +27,6 @@ import {
   type ExternalBreak,
   type ExternalBreakFilters,
   type TailCheckpoint,
-  type RateTokens,
   type TimeRange,
   type TotalsQuery,
   type TotalsRow,
@@ -39,45 +35,33 @@ import {
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
+import { groupSums, ownSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
-import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
+import {
+  addReportedTokens,
+  breakCauseRowsOf,
+  sessionSummaryOf,
+  statsRowsOf,
+  STORED_COUNTS_SQL,
+  storedCountsOf,
+  totalsRowsOf,
+  turnViewsOf,
+  withReportedTokens,
+  type StoredCountsRow,
+} from '../summaries.js';
+import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
+import { reevaluateInSteps } from '../evaluate/reevaluation.js';
+import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
-import { placements } from '../../core/history.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
 
-/** Turns evaluated again per transaction when re-evaluating. */
-const REEVALUATION_STEP_TURNS = 20_000;
-
-const sumOf = (column: SQLiteColumn) => sql<number>`coalesce(sum(${column}), 0)`;
-
-/**
- * The tokens of measured turns, from which the cache rate is computed (SPEC
- * §5), and apart from them the input of turns that reported no cache field.
- */
-function rateTokensOf(s: Pick<Sums, 'uncached' | 'read' | 'write' | 'write1h' | 'output' | 'unmeasuredInput'>): RateTokens {
-  return {
-    tokens: { uncached: s.uncached, read: s.read, write: s.write, write1h: s.write1h, output: s.output },
-    unreportedInputTokens: s.unmeasuredInput,
-  };
-}
-
-/**
- * SPEC §4.10: the sum over priced breaks and the count of unpriced ones; no
- * figure at all when every break of the row is unpriced.
- */
-function costOf(breaks: number, microUsd: number, unpriced: number): CostTotals {
-  return {
-    estimatedExtraCostUsd: breaks > 0 && unpriced >= breaks ? null : microUsd / 1_000_000,
-    unpricedBreaks: unpriced,
-  };
-}
 
 export class SqliteStore implements Store {
   private readonly opened;
@@ -86,6 +70,9 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer | undefined;
   private readonly retention: Retention;
   private readonly keys: KeyStore;
+
+  private readonly labelValue = (id: number) => this.dictionary.labelValue(id);
+  private readonly labelId = (kind: LabelKind, value: string) => this.dictionary.existingLabel(kind, value);
 
   constructor(path: string, options: DetectionOptions, open: OpenOptions = {}) {
     this.opened = openDatabase(path, open);
@@ -110,31 +97,21 @@ export class SqliteStore implements Store {
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
     const streamRows = this.opened.sqlite.prepare<[], { id: number; turns: number }>('SELECT id, turns FROM streams ORDER BY id').all();
-    let breaksChanged = 0;
-    let done = 0;
-    while (done < streamRows.length) {
-      // Steps of about STEP_TURNS turns, so that a commit stays short and the process can log between them.
-      const step: number[] = [];
-      let turns = 0;
-      while (done + step.length < streamRows.length && (step.length === 0 || turns < REEVALUATION_STEP_TURNS)) {
-        const row = streamRows[done + step.length]!;
-        step.push(row.id);
-        turns += row.turns;
-      }
-      try {
-        const outcome = this.writer.reevaluate(step);
-        breaksChanged += outcome.breaks.length + outcome.revisedBreaks.length + outcome.droppedBreaks;
-      } catch (error) {
-        this.dictionary.forget();
-        this.writer.forget();
-        throw error;
-      }
-      done += step.length;
-      progress?.(done, streamRows.length);
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const result = await reevaluateInSteps(
+      streamRows,
+      (ids) => {
+        try {
+          return this.writer.reevaluate(ids);
+        } catch (error) {
+          this.dictionary.forget();
+          this.writer.forget();
+          throw error;
+        }
+      },
+      progress,
+    );
     this.recordRules();
-    return { streams: streamRows.length, breaksChanged };
+    return result;
   }
 
   private recordRules(): void {
@@ -167,37 +144,15 @@ export class SqliteStore implements Store {
       throw error;
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
-    const named = <T extends { projectId: number }>(list: T[]) => list.map(({ projectId, ...rest }) => ({ project: names.get(projectId)!, ...rest }));
-    return {
-      counts: outcome.counts,
-      breaks: named(outcome.breaks),
-      revisedBreaks: named(outcome.revisedBreaks),
-      observed: outcome.observed.map(({ projectId, turn }) => ({ project: names.get(projectId)!, ...turn })),
-      externalBreaks: named(outcome.externalBreaks),
-    };
+    return writeResult(outcome, names);
   }
 
   async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
-    const conditions = [
-      // A session's breaks are few: the unary + keeps the planner off the
-      // project-and-time index, which would walk every break of the project.
-      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
-      ...rangeConditions(b.ts, range),
-      ...filterConditions(this.dictionary, projectId, filters, {
-        model: b.modelId,
-        provider: b.providerId,
-        agent: b.agentId,
-        reason: b.reason,
-        stream: b.streamId,
-      }),
-    ];
-    if (page.cursor !== undefined) {
-      const [ts, id] = this.cursor(page.cursor, ['number', 'number']) as [number, number];
-      conditions.push(or(lt(b.ts, ts), and(eq(b.ts, ts), lt(b.turnId, id)))!);
-    }
+    const conditions = this.breakConditions(projectId, range, filters);
+    if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
     const rows = this.opened.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
       .from(b)
@@ -206,8 +161,7 @@ export class SqliteStore implements Store {
       .limit(page.limit + 1)
       .all();
     const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
-    const last = rows[page.limit - 1];
-    return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.turnId]) : null };
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.turnId]) };
   }
 
   async sessions(
@@ -220,35 +174,13 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     // Recent order pages by key; the rankings page by position.
-    const after = page.cursor !== undefined && order === 'recent' ? (this.cursor(page.cursor, ['number', 'string']) as [number, string]) : undefined;
-    const offset = page.cursor !== undefined && order !== 'recent' ? (this.cursor(page.cursor, ['number'])[0] as number) : 0;
+    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
+    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
     const rows = filters.agentId
       ? this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
-    const items = rows.slice(0, page.limit).map(
-      (r): SessionSummary => ({
-        sessionId: r.sessionId,
-        agentIds: r.agentIds
-          .split(',')
-          .map((id) => this.dictionary.labelValue(Number(id)) ?? 'main')
-          .sort(),
-        firstSeen: r.firstSeen,
-        lastSeen: r.lastSeen,
-        turns: r.turns,
-        breaks: r.breaks,
-        cacheRate: cacheRate(r),
-        ...rateTokensOf(r),
-        missedCacheReadTokens: r.missed,
-        ...costOf(r.breaks, r.extraCostMicroUsd, r.unpriced),
-      }),
-    );
-    const last = rows[page.limit - 1];
-    const more = rows.length > page.limit && last;
-    if (!more) return { items, nextCursor: null };
-    return {
-      items,
-      nextCursor: encodeCursor(order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit]),
-    };
+    const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds.split(',').map(Number), this.labelValue));
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
@@ -272,17 +204,7 @@ export class SqliteStore implements Store {
         sessionId: s.sessionId,
         firstSeen: sql<number>`${s.firstTs}`,
         lastSeen: sql<number>`${s.lastTs}`,
-        turns: s.turns,
-        breaks: s.breaks,
-        unmeasuredInput: s.unmeasuredInput,
-        uncached: s.uncached,
-        read: s.read,
-        write: s.write,
-        write1h: s.write1h,
-        output: s.output,
-        missed: s.missed,
-        extraCostMicroUsd: s.extraCostMicroUsd,
-        unpriced: s.unpriced,
+        ...ownSums(s),
       })
       .from(s)
       .where(allOf(conditions))
@@ -310,7 +232,7 @@ export class SqliteStore implements Store {
     const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
     if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
     if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.dictionary, 'agent', filters.agentId)!));
+    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
     if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
     const lastSeen = sql<number>`max(${s.lastTs})`;
     const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
@@ -327,17 +249,7 @@ export class SqliteStore implements Store {
         agentIds: sql<string>`group_concat(${s.agentId})`,
         firstSeen: sql<number>`min(${s.firstTs})`,
         lastSeen,
-        turns: sumOf(s.turns),
-        breaks: sumOf(s.breaks),
-        unmeasuredInput: sumOf(s.unmeasuredInput),
-        uncached: sumOf(s.uncached),
-        read: sumOf(s.read),
-        write: sumOf(s.write),
-        write1h: sumOf(s.write1h),
-        output: sumOf(s.output),
-        missed: sumOf(s.missed),
-        extraCostMicroUsd: sumOf(s.extraCostMicroUsd),
-        unpriced: sumOf(s.unpriced),
+        ...groupSums(s),
       })
       .from(s)
       .where(allOf(conditions))
@@ -355,7 +267,7 @@ export class SqliteStore implements Store {
     // Streams newest first down the streams_last_ts index, stopping at `limit` sessions: no grouping of every session in range.
     const rows = this.opened.sqlite
       .prepare<[number, number, number], { session_id: string }>(
-        'SELECT session_id FROM streams WHERE project_id = ? AND last_ts >= ? AND first_ts < ? ORDER BY last_ts DESC',
+        'SELECT session_id FROM streams WHERE project_id = ? AND last_ts >= ? AND first_ts < ? ORDER BY last_ts DESC, id DESC',
       )
       .iterate(projectId, range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER);
     const ids = new Set<string>();
@@ -376,7 +288,7 @@ export class SqliteStore implements Store {
     return this.opened.db
       .select({ name: r.tool, breaks: count })
       .from(r)
-      .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
       .groupBy(r.tool)
       .having(sql`${count} > 0`)
       .orderBy(desc(count), asc(r.tool))
@@ -398,27 +310,12 @@ export class SqliteStore implements Store {
       .all();
   }
 
-  /** Range and filters on a break rollup (not per session). */
-  private breakRollupConditions(r: typeof breakCauseRollups | typeof breakToolRollups, projectId: number, range: TimeRange, filters: Filters): SQL[] {
-    return [
-      ...rangeConditions(r.minute, range, 60_000),
-      ...filterConditions(this.dictionary, projectId, filters, { model: r.modelId, provider: r.providerId, agent: r.agentId, reason: r.reason }),
-    ];
-  }
-
   private breakConditions(projectId: number, range: TimeRange, filters: Filters): SQL[] {
     const b = breaksTable;
-    return [
-      filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId),
-      ...rangeConditions(b.ts, range),
-      ...filterConditions(this.dictionary, projectId, filters, {
-        model: b.modelId,
-        provider: b.providerId,
-        agent: b.agentId,
-        reason: b.reason,
-        stream: b.streamId,
-      }),
-    ];
+    // A session's breaks are few: the unary + keeps the planner off the
+    // project-and-time index, which would walk every break of the project.
+    const project = filters.sessionId ? sql`+${b.projectId} = ${projectId}` : eq(b.projectId, projectId);
+    return breakConditions(this.labelId, b, projectId, range, filters, project);
   }
 
   async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
@@ -454,42 +351,12 @@ export class SqliteStore implements Store {
          ORDER BY t.ts, t.request_id`,
       )
       .all(...ids);
-    const turns = rows.flatMap((row) => {
-      const turn = toTurn(rowToParts(row, this.dictionary));
-      return turn ? [{ turn, row }] : [];
-    });
-    // Baselines and overlaps follow from the turns themselves, stream by stream (rows come in stream order).
-    const placed = new Map<string, { previousRequestId: string | null; concurrentRequestIds: string[] }>();
-    const streamsOf = new Map<string, Turn[]>();
-    for (const { turn } of turns) {
-      const stream = streamsOf.get(turn.agentId);
-      if (stream) stream.push(turn);
-      else streamsOf.set(turn.agentId, [turn]);
-    }
-    for (const stream of streamsOf.values()) for (const [id, place] of placements(stream)) placed.set(id, place);
-    return turns.map(({ turn, row }): TurnView => ({
-      requestId: turn.requestId,
-      agentId: turn.agentId,
-      ts: turn.ts,
-      endTs: turn.endTs ?? null,
-      ttftMs: turn.ttftMs ?? null,
-      provider: turn.provider ?? null,
-      model: turn.model ?? null,
-      state: row.state === null ? null : TURN_STATES[row.state]!,
-      usage: turn.usage
-        ? {
-            uncached: turn.usage.uncached,
-            read: turn.usage.read,
-            write: turn.usage.write,
-            write1h: turn.usage.write1h,
-            output: turn.usage.output,
-            cacheReported: turn.usage.cacheReported,
-          }
-        : null,
-      expectMiss: turn.expectMiss ?? null,
-      ...placed.get(turn.requestId)!,
-      break: row.record === null ? null : (storedJson<BreakRecord>(row.record) ?? null),
-    }));
+    return turnViewsOf(
+      rows.flatMap((row) => {
+        const turn = toTurn(rowToParts(row, this.dictionary));
+        return turn ? [{ turn, state: row.state, record: row.record }] : [];
+      }),
+    );
   }
 
   async stats(project: string, query: StatsQuery): Promise<StatsRow[]> {
@@ -505,16 +372,7 @@ export class SqliteStore implements Store {
       agentId: r.agentId,
       reason: r.reason,
     }[query.groupBy ?? 'model'];
-    const conditions = [
-      eq(r.projectId, projectId),
-      ...rangeConditions(r.minute, query, 60_000),
-      ...filterConditions(this.dictionary, projectId, query.filters, {
-        model: r.modelId,
-        provider: r.providerId,
-        agent: r.agentId,
-        reason: r.reason,
-      }),
-    ];
+    const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
@@ -522,42 +380,16 @@ export class SqliteStore implements Store {
     const selection = {
       ts: bucket,
       group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
-      turns: sumOf(r.turns),
-      breaks: sumOf(r.breaks),
-      unmeasuredInput: sumOf(r.unmeasuredInput),
-      uncached: sumOf(r.uncached),
-      read: sumOf(r.read),
-      write: sumOf(r.write),
-      write1h: sumOf(r.write1h),
-      output: sumOf(r.output),
-      missed: sumOf(r.missed),
-      extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
-      unpriced: sumOf(r.unpriced),
+      ...groupSums(r),
     };
     const select = this.opened.db
       .select(selection)
       .from(r)
       .where(allOf(conditions))
-      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]))
-      .orderBy(asc(bucket));
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
     const rows = allRows(this.opened.sqlite, select, Object.keys(selection));
-    const stats = rows.map((row): StatsRow => {
-      const out: StatsRow = {
-        ts: row.ts,
-        turns: row.turns,
-        breaks: row.breaks,
-        cacheRate: cacheRate(row),
-        ...rateTokensOf(row),
-        missedCacheReadTokens: row.missed,
-        ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
-      };
-      if (grouped) {
-        out.group =
-          query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
-      }
-      return out;
-    });
-    this.mergeReportedTokens(projectId, query, minutes, stats);
+    const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
+    if (withReportedTokens(query)) addReportedTokens(stats, this.reportedTokens(projectId, query, minutes));
     return stats;
   }
 
@@ -574,49 +406,13 @@ export class SqliteStore implements Store {
     const rows = this.opened.db
       .select({
         group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
-        turns: sumOf(r.turns),
-        breaks: sumOf(r.breaks),
-        unmeasuredInput: sumOf(r.unmeasuredInput),
-        uncached: sumOf(r.uncached),
-        read: sumOf(r.read),
-        write: sumOf(r.write),
-        write1h: sumOf(r.write1h),
-        output: sumOf(r.output),
-        missed: sumOf(r.missed),
-        extraCostMicroUsd: sumOf(r.extraCostMicroUsd),
-        unpriced: sumOf(r.unpriced),
+        ...groupSums(r),
       })
       .from(r)
-      .where(
-        allOf([
-          eq(r.projectId, projectId),
-          ...rangeConditions(r.minute, query, 60_000),
-          ...filterConditions(this.dictionary, projectId, query.filters, {
-            model: r.modelId,
-            provider: r.providerId,
-            agent: r.agentId,
-            reason: r.reason,
-          }),
-        ]),
-      )
+      .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []))
       .all();
-    return rows
-      .filter((row) => row.turns > 0)
-      .map((row): TotalsRow => {
-        const out: TotalsRow = {
-          turns: row.turns,
-          breaks: row.breaks,
-          cacheRate: cacheRate(row),
-          ...rateTokensOf(row),
-          missedCacheReadTokens: row.missed,
-          ...costOf(row.breaks, row.extraCostMicroUsd, row.unpriced),
-        };
-        if (query.groupBy) {
-          out.group = query.groupBy === 'reason' ? String(row.group) : (this.dictionary.labelValue(Number(row.group)) ?? '');
-        }
-        return out;
-      });
+    return totalsRowsOf(rows, query.groupBy, this.labelValue);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
@@ -653,20 +449,12 @@ export class SqliteStore implements Store {
           unpriced: sql<number>`sum(${r.unpriced})`,
         })
         .from(r)
-        .where(allOf([eq(r.projectId, projectId), ...this.breakRollupConditions(r, projectId, range, filters)]))
+        .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
         .groupBy(r.reason, r.cause)
         .having(sql`${breaks} > 0`)
         .all();
     }
-    return rows
-      .map((row) => ({
-        reason: row.reason as BreakReason,
-        cause: row.cause === '' ? null : (row.cause as BreakCause),
-        breaks: row.breaks,
-        missedCacheReadTokens: row.missed,
-        ...costOf(row.breaks, row.microUsd, row.unpriced),
-      }))
-      .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
+    return breakCauseRowsOf(rows);
   }
 
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {
@@ -695,81 +483,21 @@ export class SqliteStore implements Store {
   }
 
   async storedCounts(): Promise<StoredCounts[]> {
-    // One row per label set of the counters: few, whatever the number of minutes.
-    const rows = this.opened.sqlite
-      .prepare<
-        [],
-        {
-          project: string; model: string; provider: string; state: number; reason: string; turns: number;
-          uncached: number; read: number; write: number; output: number; breaks: number; missed: number; micro_usd: number; unpriced: number;
-        }
-      >(
-        `SELECT p.name AS project, m.value AS model, v.value AS provider, r.state, r.reason, sum(r.turns) AS turns,
-           sum(r.uncached) + sum(r.unmeasured_input) AS uncached, sum(r.read) AS read, sum(r.write) AS write, sum(r.output) AS output,
-           sum(r.breaks) AS breaks, sum(r.missed) AS missed, sum(r.extra_cost_micro_usd) AS micro_usd, sum(r.unpriced) AS unpriced
-         FROM rollups r JOIN projects p ON p.id = r.project_id JOIN labels m ON m.id = r.model_id JOIN labels v ON v.id = r.provider_id
-         GROUP BY r.project_id, r.model_id, r.provider_id, r.state, r.reason
-         HAVING sum(r.turns) > 0`,
-      )
-      .all();
-    return rows.map((r) => ({
-      project: r.project,
-      model: r.model,
-      provider: r.provider,
-      state: TURN_STATES[r.state]!,
-      reason: r.reason,
-      turns: r.turns,
-      // Unreported usage counts all its input as uncached, as ObservedTurn does.
-      tokens: { uncached: r.uncached, read: r.read, write: r.write, output: r.output },
-      breaks: r.breaks,
-      missed: r.missed,
-      extraCostUsd: r.micro_usd / 1_000_000,
-      unpriced: r.unpriced,
-    }));
+    return storedCountsOf(this.opened.sqlite.prepare<[], StoredCountsRow>(STORED_COUNTS_SQL).all());
   }
 
-  /**
-   * Adds the tokens harnesses reported as metrics to the buckets (creating a
-   * bucket where only they exist). They have a model but no provider, agent or
-   * reason, so they are left out when those are grouped or filtered on.
-   */
-  private mergeReportedTokens(projectId: number, query: StatsQuery, minutes: number, stats: StatsRow[]): void {
-    const { filters } = query;
-    if ((query.groupBy && query.groupBy !== 'model') || filters.provider || filters.agentId || filters.reason) return;
+  /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
+  private reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
     const bucket = sql<number>`(${t.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-    const models = labelIds(this.dictionary, 'model', filters.model);
-    const rows = this.opened.db
+    const models = labelIds(this.labelId, 'model', query.filters.model);
+    return this.opened.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
       .from(t)
       .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
       .groupBy(bucket, t.modelId, t.kind)
-      .all();
-    const byKey = new Map(stats.map((row) => [`${row.ts}\u0000${row.group ?? ''}`, row]));
-    for (const r of rows) {
-      const group = query.groupBy === 'model' ? (this.dictionary.labelValue(r.modelId) ?? '') : undefined;
-      const key = `${r.ts}\u0000${group ?? ''}`;
-      let row = byKey.get(key);
-      if (!row) {
-        row = {
-          ts: r.ts,
-          turns: 0,
-          breaks: 0,
-          cacheRate: null,
-          tokens: { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 },
-          unreportedInputTokens: 0,
-          missedCacheReadTokens: 0,
-          estimatedExtraCostUsd: 0,
-          unpricedBreaks: 0,
-          ...(group !== undefined ? { group } : {}),
-        };
-        byKey.set(key, row);
-        stats.push(row);
-      }
-      row.reportedTokens ??= {};
-      row.reportedTokens[r.kind] = (row.reportedTokens[r.kind] ?? 0) + r.tokens;
-    }
-    stats.sort((a, b) => a.ts - b.ts);
+      .all()
+      .map((r) => ({ ...r, group: query.groupBy === 'model' ? (this.dictionary.labelValue(r.modelId) ?? '') : undefined }));
   }
 
   async createKey(key: Parameters<Store['createKey']>[0]): Promise<ApiKey> {
@@ -809,8 +537,7 @@ export class SqliteStore implements Store {
   async externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    const after = page.cursor === undefined ? undefined : (this.cursor(page.cursor, ['number', 'number']) as [number, number]);
-    return readExternalBreaks(this.opened.db, projectId, range, filters, page, after);
+    return readExternalBreaks(this.opened.db, projectId, range, filters, page);
   }
 
   async prune(options: PruneOptions): Promise<PruneResult> {
@@ -830,12 +557,6 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     await this.checkpointer?.stop();
     if (this.opened.sqlite.open) this.opened.sqlite.close();
-  }
-
-  private cursor(cursor: string, shape: ('string' | 'number')[]): (string | number)[] {
-    const values = decodeCursor(cursor, shape);
-    if (!values) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
-    return values;
   }
 }
 

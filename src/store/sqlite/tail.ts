@@ -2,15 +2,16 @@
 // the breaks harnesses report themselves. Writes run inside the Writer's
 // transaction, so a checkpoint is durable exactly when the events it covers are.
 import type Database from 'better-sqlite3';
-import { and, desc, eq, inArray, lt, or } from 'drizzle-orm';
+import { and, desc, eq, inArray } from 'drizzle-orm';
 import { hashString } from '../../core/hash.js';
 import type { Drizzle } from '../db.js';
 import { externalBreaks, tailCheckpoints } from '../schema.js';
 import type { ExternalBreak, ExternalBreakFilters, Page, PageQuery, TailCheckpoint, TimeRange } from '../store.js';
-import { allOf, encodeCursor, rangeConditions } from './filters.js';
+import { allOf, externalBreakConditions, nextCursor, olderThan } from '../filters.js';
+import { externalBreakOf } from '../summaries.js';
 
 /** One report is one harness, session, source, time and call: the same line read twice is the same key. */
-function keyOf(b: ExternalBreak): string {
+export function externalBreakKey(b: ExternalBreak): string {
   return hashString(JSON.stringify([b.harness, b.sessionId, b.source, b.ts, b.callNumber, b.reason]));
 }
 
@@ -44,7 +45,7 @@ export class TailWriter {
     return breaks.filter(
       (b) =>
         this.statements.externalBreak.run(
-          projectId, keyOf(b), b.harness, b.sessionId, b.agentId, b.source, b.ts, b.reason, b.callNumber,
+          projectId, externalBreakKey(b), b.harness, b.sessionId, b.agentId, b.source, b.ts, b.reason, b.callNumber,
           b.previousCacheReadTokens, b.currentCacheReadTokens, b.cacheCreationTokens, b.diffPath, b.file, b.line,
         ).changes > 0,
     );
@@ -75,19 +76,10 @@ export function forgetCheckpoints(db: Drizzle, projectId: number, fileIds: reado
     .run();
 }
 
-export function readExternalBreaks(
-  db: Drizzle,
-  projectId: number,
-  range: TimeRange,
-  filters: ExternalBreakFilters,
-  page: PageQuery,
-  after: [number, number] | undefined,
-): Page<ExternalBreak> {
+export function readExternalBreaks(db: Drizzle, projectId: number, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Page<ExternalBreak> {
   const e = externalBreaks;
-  const conditions = [eq(e.projectId, projectId), ...rangeConditions(e.ts, range)];
-  if (filters.sessionId) conditions.push(inArray(e.sessionId, filters.sessionId));
-  if (filters.agentId) conditions.push(inArray(e.agentId, filters.agentId));
-  if (after) conditions.push(or(lt(e.ts, after[0]), and(eq(e.ts, after[0]), lt(e.id, after[1])))!);
+  const conditions = externalBreakConditions(e, projectId, range, filters);
+  if (page.cursor !== undefined) conditions.push(olderThan(e.ts, e.id, page.cursor));
   const rows = db
     .select()
     .from(e)
@@ -95,23 +87,5 @@ export function readExternalBreaks(
     .orderBy(desc(e.ts), desc(e.id))
     .limit(page.limit + 1)
     .all();
-  const items = rows.slice(0, page.limit).map(
-    (r): ExternalBreak => ({
-      harness: r.harness,
-      sessionId: r.sessionId,
-      agentId: r.agentId,
-      source: r.source,
-      ts: r.ts,
-      reason: r.reason,
-      callNumber: r.callNumber,
-      previousCacheReadTokens: r.previousCacheReadTokens,
-      currentCacheReadTokens: r.currentCacheReadTokens,
-      cacheCreationTokens: r.cacheCreationTokens,
-      diffPath: r.diffPath,
-      file: r.file,
-      line: r.line,
-    }),
-  );
-  const last = rows[page.limit - 1];
-  return { items, nextCursor: rows.length > page.limit && last ? encodeCursor([last.ts, last.id]) : null };
+  return { items: rows.slice(0, page.limit).map(externalBreakOf), nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.id]) };
 }

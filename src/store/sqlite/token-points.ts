@@ -11,7 +11,7 @@ export class TokenPointWriter {
 
   constructor(sqlite: Database.Database, private readonly dictionary: Dictionary) {
     this.statements = {
-      series: sqlite.prepare<[number, string], { start_ms: number; last_ms: number; last_value: number }>(
+      series: sqlite.prepare<[number, string], SeriesState>(
         'SELECT start_ms, last_ms, last_value FROM token_series WHERE project_id = ? AND series = ?',
       ),
       putSeries: sqlite.prepare(
@@ -40,14 +40,30 @@ export class TokenPointWriter {
   }
 
   private growth(projectId: number, point: TokenPoint): number {
-    const last = this.statements.series.get(projectId, point.series);
-    // A delta window at or before the last one counted is a replay; a cumulative point is stale
-    // only within the same start (a new start is a restarted exporter, counting from zero).
-    const seen = point.temporality === 'delta' || point.startMs === last?.start_ms;
-    if (last && seen && point.timeMs <= last.last_ms) return 0;
+    const growth = pointGrowth(point, this.statements.series.get(projectId, point.series));
+    if (growth === undefined) return 0;
     this.statements.putSeries.run(projectId, point.series, point.startMs, point.timeMs, point.value);
-    if (point.temporality === 'delta') return point.value;
-    if (!last || point.startMs !== last.start_ms || point.value < last.last_value) return point.value;
-    return point.value - last.last_value;
+    return growth;
   }
+}
+
+/** The series' last point as stored. */
+export interface SeriesState {
+  start_ms: number;
+  last_ms: number;
+  last_value: number;
+}
+
+/**
+ * What a point adds after the series' last stored point; undefined when it
+ * is a replay or stale (then the series is not moved to it either).
+ */
+export function pointGrowth(point: TokenPoint, last: SeriesState | undefined): number | undefined {
+  // A delta window at or before the last one counted is a replay; a cumulative point is stale
+  // only within the same start (a new start is a restarted exporter, counting from zero).
+  const seen = point.temporality === 'delta' || point.startMs === last?.start_ms;
+  if (last && seen && point.timeMs <= last.last_ms) return undefined;
+  if (point.temporality === 'delta') return point.value;
+  if (!last || point.startMs !== last.start_ms || point.value < last.last_value) return point.value;
+  return point.value - last.last_value;
 }

@@ -5,67 +5,23 @@
 //    history before that turn read back from disk;
 // 3. write each row once, and apply the exact change to rollups and stream
 //    sums (subtract what a turn counted before, add what it counts now).
+// What does not depend on SQLite is in ../evaluate, shared with PostgreSQL.
 import type Database from 'better-sqlite3';
 import { getTableColumns } from 'drizzle-orm';
-import { modelFamily } from '../../core/family.js';
-import { cloneHistory, emptyHistory, fold, readyAtOf, type History } from '../../core/history.js';
-import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
+import { cloneHistory, type History } from '../../core/history.js';
 import type { DetectionOptions } from '../../core/options.js';
-import { isMessageMarker } from '../../core/prefix.js';
-import { COMPACT_AGENT, compareTurns, evaluateOrdered, MAIN_AGENT, type Compaction, type StreamEvaluation } from '../../core/stream.js';
-import { TURN_STATES, type BreakRecord, type CacheEvent, type Turn } from '../../core/types.js';
-import { rollups, SUM_KEYS, type Sums } from '../schema.js';
-import type { BatchCounts, EventRejection, ExternalBreak, ObservedTurn, TailCheckpoint, TokenPoint } from '../store.js';
+import { COMPACT_AGENT, compareTurns, type Compaction } from '../../core/stream.js';
+import type { BreakRecord, Turn } from '../../core/types.js';
+import { rollups, SUM_KEYS } from '../schema.js';
+import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
+import { applyEvaluation, Deltas, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
+import { bySlot, compactionsOf, evaluationStart, historyOf, historyWindow, planStreams, readsCompactions, slotsFrom, stagedIdsOf, type Slot } from '../evaluate/plan.js';
+import { stageBatch, type Staged } from '../evaluate/staging.js';
 import { TailWriter } from './tail.js';
 import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
-import {
-  contributionOf,
-  encodeMessageHashes,
-  MISS,
-  rowToParts,
-  stateIndex,
-  storedJson,
-  storedMessageHashes,
-  ridOf,
-  turnColumns,
-  type Contribution,
-  type TurnRow,
-} from './rows.js';
-
-/** One request's events, for one project. */
-export interface WriterBatch {
-  projectId: number;
-  events: readonly CacheEvent[];
-  tokenPoints?: readonly TokenPoint[] | undefined;
-  externalBreaks?: readonly ExternalBreak[] | undefined;
-  checkpoint?: TailCheckpoint | undefined;
-}
-
-/** What one write did: counts per batch, and what changed for logs and counters. */
-export interface WriterOutcome {
-  counts: BatchCounts[];
-  breaks: { projectId: number; record: BreakRecord }[];
-  revisedBreaks: { projectId: number; record: BreakRecord }[];
-  /** Breaks a late event (or new rules) showed were none. */
-  droppedBreaks: number;
-  observed: { projectId: number; turn: ObservedTurn }[];
-  externalBreaks: { projectId: number; record: ExternalBreak }[];
-}
-
-/** A turn this call changes. */
-interface Staged {
-  projectId: number;
-  requestId: string;
-  /** The stored row before this call; undefined for a new turn. */
-  row: TurnRow | undefined;
-  parts: TurnParts;
-  snapshotChanged: boolean;
-  usageChanged: boolean;
-  streamId: number | null;
-  turn: Turn | undefined;
-}
+import { ridOf, storedJson, turnColumns, type TurnRow } from './rows.js';
 
 /** What is known of a stream's end, so that appending to it needs no reads. */
 interface StreamTail {
@@ -75,15 +31,7 @@ interface StreamTail {
   history: History;
 }
 
-/** A turn of an evaluated stream, with what is stored of it. */
-interface Slot {
-  turn: Turn;
-  row: TurnRow | undefined;
-  staged: Staged | undefined;
-}
-
 const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(rollups)[key].name);
-const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'];
 
 export class Writer {
   private readonly statements;
@@ -148,7 +96,7 @@ export class Writer {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       dropBreak: sqlite.prepare('DELETE FROM breaks WHERE turn_id = ?'),
-      rollup: sqlite.prepare(upsert('rollups', ROLLUP_KEY)),
+      rollup: sqlite.prepare(upsert('rollups', [...ROLLUP_KEY])),
       // A key whose turns all moved elsewhere is gone, not a row of zeros.
       dropEmptyRollup: sqlite.prepare(`DELETE FROM rollups WHERE ${ROLLUP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       stream: sqlite.prepare(
@@ -188,31 +136,21 @@ export class Writer {
     }
 
     const staged = new Map<string, Staged>();
-    const counts: WriterOutcome['counts'] = batches.map((batch) => this.stage(batch, staged));
+    const stagingStore = {
+      names: this.dictionary,
+      find: (projectId: number, requestId: string) => this.statements.find.get(ridOf(requestId), projectId, requestId),
+      stream: (projectId: number, sessionId: string, agentId: string) => this.dictionary.stream(projectId, sessionId, agentId),
+    };
+    const counts: WriterOutcome['counts'] = batches.map((batch) => stageBatch(batch.projectId, batch.events, staged, stagingStore));
     for (const batch of batches) if (batch.tokenPoints) this.tokenPoints.write(batch.projectId, batch.tokenPoints);
     const external = this.writeTail(batches, counts);
 
-    // Streams to evaluate: where staged turns land, and from where on the
-    // streams they left (or whose main stream a compaction precedes) change.
-    const landing = new Map<number, Staged[]>();
-    const changedFrom = new Map<number, number>();
-    const changed = (streamId: number, ts: number) => changedFrom.set(streamId, Math.min(changedFrom.get(streamId) ?? Infinity, ts));
-    for (const s of staged.values()) {
-      if (s.streamId !== null && s.turn) {
-        const list = landing.get(s.streamId);
-        if (list) list.push(s);
-        else landing.set(s.streamId, [s]);
-        this.compactionChanged(s.streamId, s.turn.ts, changed);
-      }
-      const row = s.row;
-      if (row?.stream_id != null && row.ts !== null && (row.stream_id !== s.streamId || row.ts !== s.turn?.ts)) {
-        changed(row.stream_id, row.ts);
-        this.compactionChanged(row.stream_id, row.ts, changed);
-      }
-    }
-
-    const stagedIds = new Set<number>();
-    for (const s of staged.values()) if (s.row) stagedIds.add(s.row.id);
+    const { landing, changedFrom } = planStreams(staged.values(), {
+      names: this.dictionary,
+      existingStream: (projectId, sessionId, agentId) => this.dictionary.existingStream(projectId, sessionId, agentId),
+      compactStreamSeen: (projectId, sessionId, streamId) => this.compactStreams.set(`${projectId}\u0000${sessionId}`, streamId),
+    });
+    const stagedIds = stagedIdsOf(staged.values());
     const deltas = new Deltas();
     const result: WriterOutcome = { counts, breaks: [], revisedBreaks: [], droppedBreaks: 0, observed: [], externalBreaks: external };
     const written = new Set<Staged>();
@@ -226,7 +164,7 @@ export class Writer {
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
     for (const s of staged.values()) if (!written.has(s)) this.store(s, null, null);
 
-    deltas.apply(this.statements);
+    this.applyDeltas(deltas);
     for (const streamId of changedFrom.keys()) this.statements.streamSpan.run({ id: streamId });
     return result;
   }
@@ -241,17 +179,8 @@ export class Writer {
       const compactions = this.compactionsOf(streamId, evaluation.history, new Map(), none);
       this.apply(this.dictionary.streamById(streamId).projectId, streamId, evaluation, compactions, deltas, result, new Set());
     }
-    deltas.apply(this.statements);
+    this.applyDeltas(deltas);
     return result;
-  }
-
-  /** A turn at `ts` in a session's compact stream changes its main stream from there on (SPEC §4.9). */
-  private compactionChanged(streamId: number, ts: number, changed: (streamId: number, ts: number) => void): void {
-    const stream = this.dictionary.streamById(streamId);
-    if (stream.agentId !== COMPACT_AGENT) return;
-    this.compactStreams.set(`${stream.projectId}\u0000${stream.sessionId}`, streamId);
-    const main = this.dictionary.existingStream(stream.projectId, stream.sessionId, MAIN_AGENT);
-    if (main !== undefined) changed(main, ts);
   }
 
   /** The session's compact stream, if it has one; known, or looked up once (null: none yet). */
@@ -269,16 +198,11 @@ export class Writer {
     staged: ReadonlyMap<string, Staged>,
     stagedIds: ReadonlySet<number>,
   ): Compaction[] {
+    if (!readsCompactions(this.dictionary, streamId)) return [];
     const stream = this.dictionary.streamById(streamId);
-    if (stream.agentId !== MAIN_AGENT) return [];
     const compact = this.compactStreamOf(stream.projectId, stream.sessionId);
     if (compact === null) return [];
-    const found: Compaction[] = [];
-    for (const row of this.statements.compactions.all(compact, history.last?.ts ?? -Infinity)) {
-      if (!stagedIds.has(row.id)) found.push({ requestId: row.request_id, ts: row.ts });
-    }
-    for (const s of staged.values()) if (s.streamId === compact && s.turn) found.push(s.turn);
-    return found.sort(compareTurns);
+    return compactionsOf(this.statements.compactions.all(compact, history.last?.ts ?? -Infinity), compact, staged.values(), stagedIds);
   }
 
   private writeTail(batches: readonly WriterBatch[], counts: WriterOutcome['counts']): WriterOutcome['externalBreaks'] {
@@ -294,47 +218,6 @@ export class Writer {
     return stored;
   }
 
-  /** Step 1: every event of a batch joined into its turn, in memory; returns the batch's counts. */
-  private stage(batch: WriterBatch, staged: Map<string, Staged>): BatchCounts {
-    const { projectId } = batch;
-    let accepted = 0;
-    let duplicates = 0;
-    const rejected: EventRejection[] = [];
-    for (const [index, event] of batch.events.entries()) {
-      const key = `${projectId}\u0000${event.requestId}`;
-      let s = staged.get(key);
-      if (!s) {
-        const row = this.statements.find.get(ridOf(event.requestId), projectId, event.requestId);
-        const parts = row ? rowToParts(row, this.dictionary) : { requestId: event.requestId };
-        s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
-      }
-      // A request id is unique within a project (SPEC §1): one of another session is a conflict, never an overwrite.
-      const session = s.parts.snapshot?.sessionId ?? s.parts.usage?.sessionId;
-      if (event.sessionId !== undefined && session !== undefined && event.sessionId !== session) {
-        rejected.push({ event: index, field: 'requestId', problem: `already names a turn of session "${session}", not "${event.sessionId}": request ids must be unique within a project` });
-        continue;
-      }
-      const { parts, duplicate } = mergeEvent(s.parts, event);
-      if (duplicate) {
-        duplicates++;
-        continue;
-      }
-      accepted++;
-      if (parts.snapshot !== s.parts.snapshot && parts.snapshot) {
-        const { messageHashes } = parts.snapshot.prefix;
-        const prefix = messageHashes ? { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(messageHashes) } : parts.snapshot.prefix;
-        parts.snapshot = { ...parts.snapshot, prefix: this.dictionary.intern(prefix) };
-      }
-      s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
-      s.usageChanged ||= parts.usage !== s.parts.usage;
-      s.parts = parts;
-      s.streamId = this.streamOf(projectId, parts);
-      s.turn = s.streamId === null ? undefined : toTurn(parts);
-      staged.set(key, s);
-    }
-    return rejected.length > 0 ? { accepted, duplicates, rejected } : { accepted, duplicates };
-  }
-
   /**
    * Step 2's input: the turns of a stream to evaluate, in order, and the
    * history before them. Appends to a known tail need no reads.
@@ -345,64 +228,18 @@ export class Writer {
     changedAt: number | undefined,
     stagedIds: ReadonlySet<number>,
   ): { history: History; list: Slot[] } {
-    const bySlot = (a: Slot, b: Slot) => compareTurns(a.turn, b.turn);
     const tail = this.tails.get(streamId);
     if (tail && changedAt === undefined && arriving.every((s) => !s.row && compareTurns(s.turn!, tail.last) > 0)) {
       const list = arriving.map((s) => ({ turn: s.turn!, row: undefined, staged: s })).sort(bySlot);
       return { history: cloneHistory(tail.history), list };
     }
-    let from = changedAt ?? Infinity;
-    for (const s of arriving) {
-      from = Math.min(from, s.turn!.ts);
-      if (s.row?.stream_id === streamId && s.row.ts !== null) from = Math.min(from, s.row.ts);
-    }
-    const list: Slot[] = arriving.map((s) => ({ turn: s.turn!, row: s.row, staged: s }));
-    for (const row of this.statements.suffix.all(streamId, from)) {
-      // A staged turn is in the list of the stream it now belongs to, with its new content.
-      if (stagedIds.has(row.id)) continue;
-      const turn = toTurn(rowToParts(row, this.dictionary));
-      if (turn) list.push({ turn, row, staged: undefined });
-    }
-    list.sort(bySlot);
-    return { history: this.historyBefore(streamId, from, list, stagedIds), list };
-  }
-
-  /**
-   * The history of a stream before `from`, read back newest first only as far
-   * as the turns from `from` on can look: past any turn that could still be in
-   * flight, and to a turn every later one can read of each model family they
-   * use (and of any family). The TTL tiers of the latest write before that
-   * are stored on its turn.
-   */
-  private historyBefore(streamId: number, from: number, list: readonly Slot[], stagedIds: ReadonlySet<number>): History {
-    // The families the turns from `from` on read (a turn of unknown model reads any: the latest of all).
-    const families = new Set<string>();
-    for (const slot of list) if (slot.turn.model !== undefined) families.add(modelFamily(slot.turn.model));
-    const settledBy = from - this.statements.maxFlight.get(streamId)!.max_flight_ms;
-    const window: Turn[] = [];
-    let readableFound = false;
-    for (const row of this.statements.before.iterate(streamId, from)) {
-      if (stagedIds.has(row.id)) continue;
-      const turn = toTurn(rowToParts(row, this.dictionary));
-      if (!turn) continue;
-      window.push(turn);
-      const readyAt = readyAtOf(turn);
-      if (turn.usage?.cacheReported && (readyAt === undefined || readyAt <= from)) {
-        readableFound = true;
-        // A turn of unknown model is of every family.
-        if (turn.model === undefined) families.clear();
-        else families.delete(modelFamily(turn.model));
-      }
-      if (turn.ts < settledBy && readableFound && families.size === 0) break;
-    }
-    window.reverse();
+    const from = evaluationStart(streamId, arriving, changedAt);
+    const list = slotsFrom(arriving, this.statements.suffix.all(streamId, from), stagedIds, this.dictionary);
+    const maxFlight = this.statements.maxFlight.get(streamId)!.max_flight_ms;
+    const { window } = historyWindow(this.statements.before.iterate(streamId, from), from, maxFlight, list, stagedIds, this.dictionary);
     const oldest = window[0];
-    const seed = oldest
-      ? this.statements.writerBefore.get(streamId, oldest.ts, oldest.ts, oldest.requestId)
-      : undefined;
-    const history = emptyHistory(seed?.tiers ?? 0);
-    for (const turn of window) fold(history, turn);
-    return history;
+    const seed = oldest ? this.statements.writerBefore.get(streamId, oldest.ts, oldest.ts, oldest.requestId) : undefined;
+    return { history: historyOf(window, seed?.tiers), list };
   }
 
   /** Steps 2 and 3 for one stream: evaluate, write what changed, count the difference. */
@@ -415,53 +252,24 @@ export class Writer {
     result: WriterOutcome,
     written: Set<Staged>,
   ): void {
-    const { history, list } = evaluation;
-    const evaluations = new Map<string, StreamEvaluation>();
-    const turns = list.map((slot) => slot.turn);
-    for (const e of evaluateOrdered(history, turns, this.options, compactions)) evaluations.set(e.requestId, e);
-    for (const slot of list) {
-      const evaluation = evaluations.get(slot.turn.requestId);
-      const state = evaluation ? stateIndex(evaluation.state) : null;
-      const tiers = evaluation?.writerTiers ?? null;
-      const record = evaluation?.break ?? null;
-      const stored = slot.row;
-      const storedBreak = stored ? this.storedBreak(stored) : null;
-      const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
-      deltas.flight(streamId, slot.turn);
-      if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged) continue;
-
-      const before = stored ? this.contributionOfRow(stored, projectId) : null;
-      const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
-      deltas.add(before, -1);
-      deltas.add(after, 1);
-      if (state !== null && (stored?.state ?? null) === null) result.observed.push({ projectId, turn: observedTurn(slot.turn, state) });
-
-      let id: number;
-      if (slot.staged) {
-        id = this.store(slot.staged, state, tiers);
-        written.add(slot.staged);
-      } else {
-        id = stored!.id;
-        this.statements.setState.run(state, tiers, id);
-      }
-      if (breakChanged) {
-        if (record && after) {
-          this.statements.putBreak.run(
-            id, projectId, streamId, slot.turn.ts, after.modelId, after.providerId, after.agentId,
-            record.reason, JSON.stringify(record),
-          );
-          (storedBreak ? result.revisedBreaks : result.breaks).push({ projectId, record });
-        } else {
-          this.statements.dropBreak.run(id);
-          result.droppedBreaks++;
-        }
-      }
-    }
-    const last = list.at(-1);
+    applyEvaluation(projectId, streamId, evaluation, compactions, this.options, this.dictionary, this.sink, deltas, result, written);
+    const last = evaluation.list.at(-1);
     // With nothing after `from`, the stream's last turn is not known here: read it again next time.
-    if (last) this.tails.set(streamId, { last: last.turn, history });
+    if (last) this.tails.set(streamId, { last: last.turn, history: evaluation.history });
     else this.tails.delete(streamId);
   }
+
+  private readonly sink: RowSink = {
+    store: (s, state, tiers) => this.store(s, state, tiers),
+    setState: (id, state, tiers) => void this.statements.setState.run(state, tiers, id),
+    putBreak: (id, streamId, ts, after, record) =>
+      void this.statements.putBreak.run(id, after.projectId, streamId, ts, after.modelId, after.providerId, after.agentId, record.reason, JSON.stringify(record)),
+    dropBreak: (id) => void this.statements.dropBreak.run(id),
+    storedBreak: (row) => {
+      const stored = this.statements.breakOf.get(row.id);
+      return stored ? (storedJson<BreakRecord>(stored.record) ?? null) : null;
+    },
+  };
 
   /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
   private store(s: Staged, state: number | null, tiers: number | null): number {
@@ -469,17 +277,10 @@ export class Writer {
     const usagePart = s.parts.usage;
     const ts = s.turn?.ts ?? null;
     if (!s.row) {
-      const usage = usagePart?.usage;
       const inserted = this.statements.insert.run(
         s.projectId, ridOf(s.requestId), s.requestId, s.streamId, ts,
-        ...this.snapshotColumns(snapshot),
-        usagePart?.ts ?? null,
-        usagePart?.ttftMs ?? null,
-        usagePart ? this.dictionary.label('provider', usagePart.provider) : null,
-        usagePart?.model === undefined ? null : this.dictionary.label('model', usagePart.model),
-        usage?.uncached ?? null, usage?.read ?? null, usage?.write ?? null, usage?.write1h ?? null,
-        usage?.output ?? null, usage ? (usage.cacheReported ? 1 : 0) : null, usage ? (usage.writeReported ? 1 : 0) : null,
-        usagePart?.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
+        ...snapshotColumns(snapshot, this.dictionary),
+        ...usageColumns(usagePart, this.dictionary),
         state,
         tiers,
       );
@@ -487,154 +288,27 @@ export class Writer {
     }
     const id = s.row.id;
     if (s.row.stream_id !== s.streamId || s.row.ts !== ts) this.statements.place.run(s.streamId, ts, id);
-    if (s.snapshotChanged) this.statements.setSnapshot.run(...this.snapshotColumns(snapshot), id);
-    if (s.usageChanged && usagePart) {
-      const usage = usagePart.usage;
-      this.statements.setUsage.run(
-        usagePart.ts ?? null,
-        usagePart.ttftMs ?? null,
-        this.dictionary.label('provider', usagePart.provider),
-        usagePart.model === undefined ? null : this.dictionary.label('model', usagePart.model),
-        usage.uncached, usage.read, usage.write, usage.write1h, usage.output, usage.cacheReported ? 1 : 0,
-        usage.writeReported ? 1 : 0,
-        usagePart.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
-        id,
-      );
-    }
+    if (s.snapshotChanged) this.statements.setSnapshot.run(...snapshotColumns(snapshot, this.dictionary), id);
+    if (s.usageChanged && usagePart) this.statements.setUsage.run(...usageColumns(usagePart, this.dictionary), id);
     if (state !== s.row.state || tiers !== s.row.tiers) this.statements.setState.run(state, tiers, id);
     return id;
   }
 
-  private snapshotColumns(
-    snapshot: TurnParts['snapshot'],
-  ): [number | null, number | null, string | null, Buffer | null, string | null] {
-    if (!snapshot) return [null, null, null, null, null];
-    const messages = snapshot.prefix.messageHashes;
-    const markers = snapshot.prefix.markers?.filter(isMessageMarker) ?? [];
-    return [
-      this.dictionary.prefix(snapshot.prefix),
-      snapshot.provider === undefined ? null : this.dictionary.label('provider', snapshot.provider),
-      snapshot.expectMiss ?? null,
-      messages ? encodeMessageHashes(messages) : null,
-      markers.length > 0 ? JSON.stringify(markers) : null,
-    ];
+  private applyDeltas(deltas: Deltas): void {
+    for (const { key, sums } of deltas.rollupChanges()) {
+      this.statements.rollup.run(...key, ...sumValues(sums));
+      if (sums.turns < 0) this.statements.dropEmptyRollup.run(...key);
+    }
+    for (const { id, sums, first, last, flight } of deltas.streamChanges()) {
+      const params: Record<string, number | null> = { id, first, last, flight };
+      SUM_KEYS.forEach((k, i) => (params[`s${i}`] = sums[k]));
+      this.statements.stream.run(params);
+    }
   }
-
-  private streamOf(projectId: number, parts: TurnParts): number | null {
-    const sessionId = parts.snapshot?.sessionId ?? parts.usage?.sessionId;
-    if (sessionId === undefined) return null;
-    const agentId = parts.snapshot?.agentId ?? parts.usage?.agentId ?? 'main';
-    return this.dictionary.stream(projectId, sessionId, agentId);
-  }
-
-  private storedBreak(row: TurnRow): BreakRecord | null {
-    if (row.state !== MISS) return null;
-    const stored = this.statements.breakOf.get(row.id);
-    return stored ? (storedJson<BreakRecord>(stored.record) ?? null) : null;
-  }
-
-  private contributionOfRow(row: TurnRow, projectId: number): Contribution | null {
-    if (row.state === null || row.stream_id === null) return null;
-    const turn = toTurn(rowToParts(row, this.dictionary));
-    return turn ? contributionOf(turn, row.stream_id, projectId, row.state, this.storedBreak(row), this.dictionary) : null;
-  }
-}
-
-function observedTurn(turn: Turn, state: number): ObservedTurn {
-  const usage = turn.usage!;
-  return {
-    model: turn.model ?? '',
-    provider: turn.provider ?? '',
-    state: TURN_STATES[state]!,
-    tokens: usage.cacheReported
-      ? { uncached: usage.uncached, read: usage.read, write: usage.write, write1h: usage.write1h, output: usage.output }
-      : { uncached: usage.uncached + usage.read + usage.write, read: 0, write: 0, write1h: 0, output: usage.output },
-  };
 }
 
 function upsert(table: string, keys: string[]): string {
   const columns = [...keys, ...SUM_COLUMNS];
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})
     ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${SUM_COLUMNS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
-}
-
-interface Keyed {
-  key: (number | string)[];
-  sums: Sums;
-}
-
-/** Changes to sums, grouped so that each key is written once per call. */
-class Deltas {
-  private readonly rollups = new Map<string, Keyed>();
-  private readonly streams = new Map<number, { sums: Sums; first: number; last: number; flight: number }>();
-
-  add(contribution: Contribution | null, sign: 1 | -1): void {
-    if (!contribution) return;
-    const c = contribution;
-    accumulate(this.rollups, [c.projectId, c.minute, c.modelId, c.providerId, c.agentId, c.state, c.reason], c.sums, sign);
-    const stream = this.streamEntry(c.streamId);
-    for (const k of SUM_KEYS) stream.sums[k] += sign * c.sums[k];
-  }
-
-  /** Widens a stream's first/last seen to the turns just evaluated. */
-  span(streamId: number, list: readonly Slot[]): void {
-    if (list.length === 0) return;
-    const entry = this.streamEntry(streamId);
-    entry.first = Math.min(entry.first, list[0]!.turn.ts);
-    entry.last = Math.max(entry.last, list.at(-1)!.turn.ts);
-  }
-
-  /** Widens a stream's longest time to become readable to a turn just stored. */
-  flight(streamId: number, turn: Turn): void {
-    const readyAt = readyAtOf(turn);
-    if (readyAt === undefined) return;
-    const entry = this.streamEntry(streamId);
-    entry.flight = Math.max(entry.flight, readyAt - turn.ts);
-  }
-
-  private streamEntry(id: number) {
-    let entry = this.streams.get(id);
-    if (!entry) this.streams.set(id, (entry = { sums: emptySums(), first: Infinity, last: -Infinity, flight: 0 }));
-    return entry;
-  }
-
-  apply(statements: { rollup: Database.Statement; dropEmptyRollup: Database.Statement; stream: Database.Statement }): void {
-    for (const { key, sums } of this.rollups.values()) {
-      if (isZero(sums)) continue;
-      statements.rollup.run(...key, ...values(sums));
-      if (sums.turns < 0) statements.dropEmptyRollup.run(...key);
-    }
-    for (const [id, { sums, first, last, flight }] of this.streams) {
-      if (isZero(sums) && first === Infinity && flight === 0) continue;
-      const params: Record<string, number | null> = {
-        id,
-        first: first === Infinity ? null : first,
-        last: last === -Infinity ? null : last,
-        flight,
-      };
-      SUM_KEYS.forEach((k, i) => (params[`s${i}`] = sums[k]));
-      statements.stream.run(params);
-    }
-  }
-}
-
-function emptySums(): Sums {
-  const sums = {} as Sums;
-  for (const k of SUM_KEYS) sums[k] = 0;
-  return sums;
-}
-
-function accumulate(into: Map<string, Keyed>, key: (number | string)[], sums: Sums, sign: 1 | -1): void {
-  const id = key.join('\u0000');
-  let entry = into.get(id);
-  if (!entry) into.set(id, (entry = { key, sums: emptySums() }));
-  for (const k of SUM_KEYS) entry.sums[k] += sign * sums[k];
-}
-
-function values(sums: Sums): number[] {
-  return SUM_KEYS.map((k) => sums[k]);
-}
-
-function isZero(sums: Sums): boolean {
-  return SUM_KEYS.every((k) => sums[k] === 0);
 }

@@ -1,0 +1,429 @@
+// Every read of the PostgreSQL store: the SQLite store's queries over the same
+// tables, indexes and rollups, answered through the same builders
+// (../summaries.ts), so that both stores give the same answers. Text is
+// ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
+// database's collation.
+import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import type postgres from 'postgres';
+import { toTurn } from '../../core/join.js';
+import type { BreakRecord } from '../../core/types.js';
+import type { LabelKind } from '../evaluate/names.js';
+import { allOf, breakConditions, cursorValues, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
+import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
+import type {
+  BreakCauseRow,
+  BreakPrefixes,
+  ChangedTool,
+  ExternalBreak,
+  ExternalBreakFilters,
+  Filters,
+  Page,
+  PageQuery,
+  SessionOrder,
+  SessionSummary,
+  StatsQuery,
+  StatsRow,
+  StoredCounts,
+  TimeRange,
+  TotalsQuery,
+  TotalsRow,
+  TurnView,
+  WaitingUsage,
+} from '../store.js';
+import { InvalidQueryError } from '../store.js';
+import {
+  addReportedTokens,
+  breakCauseRowsOf,
+  externalBreakOf,
+  sessionSummaryOf,
+  statsRowsOf,
+  STORED_COUNTS_SQL,
+  storedCountsOf,
+  totalsRowsOf,
+  turnViewsOf,
+  withReportedTokens,
+  type StoredCountsRow,
+} from '../summaries.js';
+import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import type { PgDrizzle } from './db.js';
+import type { PgNames } from './names.js';
+import * as schema from './schema.js';
+import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBreaks, reportedTokens, rollups, sessions as sessionsTable, streams, turns } from './schema.js';
+
+/** Text ordered byte-wise, as SQLite orders it. */
+const bytewise = (column: Column) => sql`${column} COLLATE "C"`;
+
+/** A turn's columns as TurnRow has them: booleans as 0 and 1. */
+export const TURN_SELECT = (() => {
+  const byName = new Map(Object.values(getTableColumns(turns)).map((c) => [c.name, c]));
+  return TURN_COLUMN_NAMES.map((name) => (byName.get(name)?.columnType === 'PgBoolean' ? `t.${name}::int AS ${name}` : `t.${name}`)).join(', ');
+})();
+
+type TurnRecordRow = TurnRow & { record: string | null };
+
+export class PgReads {
+  private readonly labelId: LabelLookup = (kind, value) => this.names.existingLabel(kind, value);
+  private readonly labelValue = (id: number) => this.names.labelValue(id);
+
+  /** `client` reads bigint and numeric as numbers, as openPg's does (./db.ts). */
+  constructor(
+    private readonly client: postgres.Sql,
+    private readonly names: PgNames,
+    private readonly db: PgDrizzle = drizzle(client, { schema }),
+  ) {}
+
+  /** Finds the labels the filters name, so that labelId knows them (an unknown value stays unknown: it matches nothing). */
+  private resolve(filters: Pick<Filters, 'model' | 'provider' | 'agentId'>): Promise<void> {
+    const named = (kind: LabelKind, values: string[] = []) => values.map((value): [LabelKind, string] => [kind, value]);
+    const unknown = [...named('model', filters.model), ...named('provider', filters.provider), ...named('agent', filters.agentId)].filter(
+      ([kind, value]) => this.names.existingLabel(kind, value) === undefined,
+    );
+    return this.names.findLabels(unknown.map(([kind]) => kind), unknown.map(([, value]) => value));
+  }
+
+  /** What reading these turn rows needs: their streams, and the labels and prefixes they name. */
+  private async turnNames(rows: readonly TurnRow[]): Promise<TurnNames> {
+    const streamIds = [...new Set(rows.flatMap((r) => (r.stream_id === null ? [] : [r.stream_id])))];
+    const streamRows = await this.client<{ id: number; project_id: number; session_id: string; agent_id: number }[]>`
+      SELECT id, project_id, session_id, agent_id FROM streams WHERE id = ANY(${streamIds}::integer[])`;
+    await Promise.all([
+      this.names.loadLabels([...streamRows.map((s) => s.agent_id), ...rows.flatMap((r) => [r.snapshot_provider_id, r.usage_provider_id, r.usage_model_id])]),
+      this.names.loadPrefixes(rows.map((r) => r.prefix_id)),
+    ]);
+    const streams = new Map(streamRows.map((s) => [s.id, { projectId: s.project_id, sessionId: s.session_id, agentId: this.names.labelValue(s.agent_id) ?? 'main' }]));
+    return this.names.withStreams(streams);
+  }
+
+  async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    const b = breaksTable;
+    const conditions = await this.breakConditions(projectId, range, filters);
+    if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
+    const rows = await this.db
+      .select({ turnId: b.turnId, ts: b.ts, record: b.record })
+      .from(b)
+      .where(allOf(conditions))
+      .orderBy(desc(b.ts), desc(b.turnId))
+      .limit(page.limit + 1);
+    const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.turnId]) };
+  }
+
+  async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order: SessionOrder = 'recent'): Promise<Page<SessionSummary>> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    // Recent order pages by key; the rankings page by position.
+    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
+    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+    const rows = filters.agentId
+      ? await this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
+      : await this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
+    await this.names.loadLabels(rows.flatMap((r) => r.agentIds));
+    const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds, this.labelValue));
+    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
+  }
+
+  /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
+  private async wholeSessions(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
+    const s = sessionsTable;
+    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
+    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
+    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
+    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
+    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
+    const ordering = {
+      recent: [desc(s.lastTs), desc(bytewise(s.sessionId))],
+      worst_cache_rate: [asc(s.rateRank), asc(bytewise(s.sessionId))],
+      extra_cost: [desc(s.extraCostMicroUsd), asc(bytewise(s.sessionId))],
+    }[order];
+    const found = await this.db
+      .select({
+        sessionId: s.sessionId,
+        firstSeen: sql<number>`${s.firstTs}`,
+        lastSeen: sql<number>`${s.lastTs}`,
+        ...ownSums(s),
+      })
+      .from(s)
+      .where(allOf(conditions))
+      .orderBy(...ordering)
+      .limit(limit)
+      .offset(offset);
+    if (found.length === 0) return [];
+    const agents = new Map(
+      (
+        await this.db
+          .select({ sessionId: streams.sessionId, agentIds: sql<number[]>`array_agg(${streams.agentId})` })
+          .from(streams)
+          .where(and(eq(streams.projectId, projectId), inArray(streams.sessionId, found.map((r) => r.sessionId)), sql`${streams.lastTs} IS NOT NULL`))
+          .groupBy(streams.sessionId)
+      ).map((r) => [r.sessionId, r.agentIds]),
+    );
+    return found.map((r) => ({ ...r, agentIds: agents.get(r.sessionId) ?? [] }));
+  }
+
+  /** With an agent filter, a session's figures are those of the chosen agents' streams: grouped from the streams. */
+  private async sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
+    const s = streams;
+    await this.resolve(filters);
+    // A stream whose only turns moved to another agent's stream has no span left.
+    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
+    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
+    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
+    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
+    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
+    const lastSeen = sql<number>`max(${s.lastTs})`;
+    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
+    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
+    const rate = sql`sum(${s.read})::float8 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)::float8`;
+    const ordering = {
+      recent: [desc(lastSeen), desc(bytewise(s.sessionId))],
+      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(bytewise(s.sessionId))],
+      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(bytewise(s.sessionId))],
+    }[order];
+    return this.db
+      .select({
+        sessionId: s.sessionId,
+        agentIds: sql<number[]>`array_agg(${s.agentId})`,
+        firstSeen: sql<number>`min(${s.firstTs})`,
+        lastSeen,
+        ...groupSums(s),
+      })
+      .from(s)
+      .where(allOf(conditions))
+      .groupBy(s.sessionId)
+      .having(and(...having))
+      .orderBy(...ordering)
+      .limit(limit)
+      .offset(offset);
+  }
+
+  async recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined || limit <= 0) return [];
+    // Streams newest first down the streams_last_ts index, read in small steps, stopping at `limit` sessions.
+    const ids = new Set<string>();
+    const rows = this.client<{ session_id: string }[]>`
+      SELECT session_id FROM streams
+      WHERE project_id = ${projectId} AND last_ts >= ${range.from ?? Number.MIN_SAFE_INTEGER} AND first_ts < ${range.to ?? Number.MAX_SAFE_INTEGER}
+      ORDER BY last_ts DESC, id DESC`.cursor(Math.min(limit, 1000));
+    for await (const batch of rows) {
+      for (const row of batch) ids.add(row.session_id);
+      if (ids.size >= limit) break;
+    }
+    return [...ids].slice(0, limit);
+  }
+
+  async changedTools(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ChangedTool[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(filters);
+    // Per minute from the break rollups; one session's breaks are few enough to read themselves.
+    if (filters.sessionId) {
+      const b = breaksTable;
+      const tool = sql<string>`tool.value`;
+      const count = sql<number>`count(*)`;
+      const tools = sql`jsonb_array_elements_text(CASE WHEN jsonb_typeof(${b.changedTools}) = 'array' THEN ${b.changedTools} ELSE '[]'::jsonb END) AS tool(value)`;
+      return this.db
+        .select({ name: tool, breaks: count })
+        .from(sql`${b}, ${tools}`)
+        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .groupBy(tool)
+        .orderBy(desc(count), asc(sql`${tool} COLLATE "C"`))
+        .limit(limit);
+    }
+    const r = breakToolRollups;
+    const count = sql<number>`sum(${r.breaks})`;
+    return this.db
+      .select({ name: r.tool, breaks: count })
+      .from(r)
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
+      .groupBy(r.tool)
+      .having(sql`sum(${r.breaks}) > 0`)
+      .orderBy(desc(count), asc(bytewise(r.tool)))
+      .limit(limit);
+  }
+
+  private async breakConditions(projectId: number, range: TimeRange, filters: Filters): Promise<SQL[]> {
+    await this.resolve(filters);
+    return breakConditions(this.labelId, breaksTable, projectId, range, filters);
+  }
+
+  async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return null;
+    const turn = async (id: string) =>
+      (
+        await this.client.unsafe<TurnRecordRow[]>(
+          `SELECT ${TURN_SELECT}, b.record FROM turns t LEFT JOIN breaks b ON b.turn_id = t.id
+           WHERE t.rid = $1 AND t.project_id = $2 AND t.request_id = $3`,
+          [ridOf(id), projectId, id],
+        )
+      )[0];
+    const found = await turn(requestId);
+    const record = found?.record ? storedJson<BreakRecord>(found.record) : undefined;
+    if (!found || !record) return null;
+    const baseline = await turn(record.previousRequestId);
+    const rows = baseline ? [found, baseline] : [found];
+    const names = await this.turnNames(rows);
+    const prefixOf = (row: TurnRow | undefined) => (row ? (rowToParts(row, names).snapshot?.prefix ?? null) : null);
+    return { break: record, baseline: prefixOf(baseline), turn: prefixOf(found) };
+  }
+
+  async sessionTurns(project: string, sessionId: string): Promise<TurnView[] | null> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return null;
+    const ids = (await this.db.select({ id: streams.id }).from(streams).where(and(eq(streams.projectId, projectId), eq(streams.sessionId, sessionId)))).map((r) => r.id);
+    if (ids.length === 0) return null;
+    const rows = await this.client.unsafe<TurnRecordRow[]>(
+      `SELECT ${TURN_SELECT}, b.record FROM turns t
+       LEFT JOIN breaks b ON b.turn_id = t.id
+       WHERE t.stream_id = ANY($1::integer[]) AND t.ts IS NOT NULL
+       ORDER BY t.ts, t.request_id COLLATE "C"`,
+      [ids],
+    );
+    const names = await this.turnNames(rows);
+    return turnViewsOf(
+      rows.flatMap((row) => {
+        const turn = toTurn(rowToParts(row, names));
+        return turn ? [{ turn, state: row.state, record: row.record }] : [];
+      }),
+    );
+  }
+
+  async stats(project: string, query: StatsQuery): Promise<StatsRow[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(query.filters);
+    const r = rollups;
+    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
+    const bucket = this.bucket(r.minute, minutes);
+    const groupColumn = { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy ?? 'model'];
+    const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
+    if (query.filters.sessionId) {
+      throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
+    }
+    const grouped = query.groupBy !== undefined;
+    const rows = await this.db
+      .select({ ts: bucket, group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .from(r)
+      .where(allOf(conditions))
+      .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
+    if (withReportedTokens(query)) addReportedTokens(stats, await this.reportedTokens(projectId, query, minutes));
+    return stats;
+  }
+
+  /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
+  private async reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
+    const t = reportedTokens;
+    const bucket = this.bucket(t.minute, minutes);
+    const models = labelIds(this.labelId, 'model', query.filters.model);
+    const rows = await this.db
+      .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
+      .from(t)
+      .where(allOf([eq(t.projectId, projectId), ...rangeConditions(t.minute, query, 60_000), ...(models ? [inArray(t.modelId, models)] : [])]))
+      .groupBy(bucket, t.modelId, t.kind);
+    if (query.groupBy === 'model') await this.names.loadLabels(rows.map((row) => row.modelId));
+    return rows.map((row) => ({ ...row, group: query.groupBy === 'model' ? (this.labelValue(row.modelId) ?? '') : undefined }));
+  }
+
+  async totals(project: string, query: TotalsQuery): Promise<TotalsRow[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    if (query.filters.sessionId) {
+      throw new InvalidQueryError('sessionId', 'totals are kept per minute, not per session; use /v1/sessions');
+    }
+    await this.resolve(query.filters);
+    const r = rollups;
+    const groupColumn = query.groupBy ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy] : undefined;
+    const rows = await this.db
+      .select({ group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .from(r)
+      .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
+      .groupBy(...(groupColumn ? [groupColumn] : []));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    return totalsRowsOf(rows, query.groupBy, this.labelValue);
+  }
+
+  async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(filters);
+    if (filters.sessionId) {
+      // One session's breaks are few enough to read themselves; summed as the rollups sum them.
+      const b = breaksTable;
+      const cause = sql<string>`coalesce(${b.cause}, '')`;
+      const rows = await this.db
+        .select({
+          reason: b.reason,
+          cause,
+          breaks: sql<number>`count(*)`,
+          missed: sumOf(b.missed),
+          microUsd: sql<number>`coalesce(sum(cachebreak_micro_usd(${b.extraCostUsd})), 0)`,
+          unpriced: sql<number>`count(*) FILTER (WHERE ${b.extraCostUsd} IS NULL)`,
+        })
+        .from(b)
+        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .groupBy(b.reason, cause);
+      return breakCauseRowsOf(rows);
+    }
+    const r = breakCauseRollups;
+    const rows = await this.db
+      .select({
+        reason: r.reason,
+        cause: r.cause,
+        breaks: sql<number>`sum(${r.breaks})`,
+        missed: sql<number>`sum(${r.missed})`,
+        microUsd: sql<number>`sum(${r.extraCostMicroUsd})`,
+        unpriced: sql<number>`sum(${r.unpriced})`,
+      })
+      .from(r)
+      .where(allOf(rollupConditions(this.labelId, r, projectId, range, filters)))
+      .groupBy(r.reason, r.cause)
+      .having(sql`sum(${r.breaks}) > 0`);
+    return breakCauseRowsOf(rows);
+  }
+
+  async waitingUsage(project?: string): Promise<WaitingUsage[]> {
+    // A usage that names no session is stored with no stream: a range of turns_stream_ts, and few rows.
+    if (project !== undefined) {
+      const projectId = await this.names.existingProject(project);
+      if (projectId === undefined) return [{ project, waiting: 0 }];
+      const [row] = await this.client<{ waiting: number }[]>`
+        SELECT count(*) AS waiting FROM turns WHERE stream_id IS NULL AND project_id = ${projectId}`;
+      return [{ project, waiting: row!.waiting }];
+    }
+    const counts = new Map(
+      (await this.client<{ project_id: number; waiting: number }[]>`
+        SELECT project_id, count(*) AS waiting FROM turns WHERE stream_id IS NULL GROUP BY project_id`).map((r) => [r.project_id, r.waiting]),
+    );
+    const projects = await this.client<{ id: number; name: string }[]>`SELECT id, name FROM projects ORDER BY name COLLATE "C"`;
+    return projects.map((p) => ({ project: p.name, waiting: counts.get(p.id) ?? 0 }));
+  }
+
+  async storedCounts(): Promise<StoredCounts[]> {
+    return storedCountsOf(await this.client.unsafe<StoredCountsRow[]>(STORED_COUNTS_SQL));
+  }
+
+  async externalBreaks(project: string, range: TimeRange, filters: ExternalBreakFilters, page: PageQuery): Promise<Page<ExternalBreak>> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return { items: [], nextCursor: null };
+    const e = externalBreaks;
+    const conditions = externalBreakConditions(e, projectId, range, filters);
+    if (page.cursor !== undefined) conditions.push(olderThan(e.ts, e.id, page.cursor));
+    const rows = await this.db
+      .select()
+      .from(e)
+      .where(allOf(conditions))
+      .orderBy(desc(e.ts), desc(e.id))
+      .limit(page.limit + 1);
+    return { items: rows.slice(0, page.limit).map(externalBreakOf), nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.id]) };
+  }
+
+  /** A bucket of `minutes` minutes, as its start in epoch ms (bigint division, as SQLite's integer division). */
+  private bucket(minute: Column, minutes: number) {
+    return sql<number>`(${minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
+  }}
