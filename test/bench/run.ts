@@ -3,7 +3,8 @@
 // The service figures are measured at each size of `--sizes` (default 1M and
 // 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
 // database, and the read figures are measured on that same file.
-// `--only proxy` measures the provider proxy alone and only prints it.
+// `--only proxy` (the provider proxy) or `--only library` (the detector
+// library's cost per call) measures that section alone and only prints it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { benchCore } from './core.js';
 import { benchIngest, CONCURRENCY } from './ingest.js';
 import { benchLatency } from './latency.js';
+import { benchLibrary } from './library.js';
 import { printRows, writeResults, type Row } from './lib.js';
 import { benchOtlp } from './otlp.js';
 import { benchProxy } from './proxy.js';
@@ -18,10 +20,13 @@ import { benchQueries } from './queries.js';
 import { benchTail } from './tail.js';
 
 const DAY = 86_400_000;
+/** The sections measured alone with --only. */
+const ALONE: Record<string, () => Row[] | Promise<Row[]>> = { proxy: benchProxy, library: benchLibrary };
 if (process.argv.includes('--only')) {
-  const only = process.argv[process.argv.indexOf('--only') + 1];
-  if (only !== 'proxy') throw new Error('--only: the one figure measured alone is "proxy"');
-  printRows(await benchProxy());
+  const only = process.argv[process.argv.indexOf('--only') + 1] ?? '';
+  const section = Object.hasOwn(ALONE, only) ? ALONE[only] : undefined;
+  if (!section) throw new Error(`--only: one of ${Object.keys(ALONE).join(', ')}`);
+  printRows(await section());
   process.exit(0);
 }
 const sizesFlag = process.argv.indexOf('--sizes');
@@ -42,7 +47,7 @@ async function atScale(turns: number): Promise<Row[]> {
 }
 
 const smallest = Math.min(...sizes);
-const rows: Row[] = [...benchCore()];
+const rows: Row[] = [...benchCore(), ...benchLibrary()];
 for (const turns of sizes) rows.push(...(await atScale(turns)));
 rows.push(...(await benchLatency()), ...(await benchOtlp(smallest)), ...(await benchTail(smallest)), ...(await benchProxy()));
 printRows(rows);
