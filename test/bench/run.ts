@@ -5,9 +5,10 @@
 // database, and the read figures are measured on that same file.
 // Each size is measured on PostgreSQL too (ingest with 1, 2 and 3 serve
 // nodes, the read figures on the database they filled; postgres.ts).
-// `--only proxy` measures the provider proxy alone and only prints it;
-// `--only postgres` the PostgreSQL figures at each size, beside SQLite's
-// ingest and endpoints (measured too) only, and only prints them.
+// `--only proxy` (the provider proxy) or `--only library` (the detector
+// library's cost per call) measures that section alone and only prints it;
+// `--only postgres` the PostgreSQL figures at each size of `--sizes`, beside
+// SQLite's ingest and endpoints (measured too), and only prints them.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { benchCore } from './core.js';
 import { benchIngest, CONCURRENCY } from './ingest.js';
 import { benchLatency } from './latency.js';
+import { benchLibrary } from './library.js';
 import { assertReachable } from '../pg.js';
 import { printRows, writeResults, type Row } from './lib.js';
 import { benchOtlp } from './otlp.js';
@@ -24,10 +26,13 @@ import { benchQueries, endpointLatencies } from './queries.js';
 import { benchTail } from './tail.js';
 
 const DAY = 86_400_000;
-const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
-if (only !== undefined && only !== 'proxy' && only !== 'postgres') throw new Error('--only: the figures measured alone are "proxy" and "postgres"');
-if (only === 'proxy') {
-  printRows(await benchProxy());
+/** The sections measured alone with --only, and postgres, measured alone at each size. */
+const ALONE: Record<string, () => Row[] | Promise<Row[]>> = { proxy: benchProxy, library: benchLibrary };
+const only = process.argv.includes('--only') ? (process.argv[process.argv.indexOf('--only') + 1] ?? '') : undefined;
+if (only !== undefined && only !== 'postgres') {
+  const section = Object.hasOwn(ALONE, only) ? ALONE[only] : undefined;
+  if (!section) throw new Error(`--only: one of ${[...Object.keys(ALONE), 'postgres'].join(', ')}`);
+  printRows(await section());
   process.exit(0);
 }
 const sizesFlag = process.argv.indexOf('--sizes');
@@ -60,7 +65,7 @@ if (only === 'postgres') {
 }
 
 const smallest = Math.min(...sizes);
-const rows: Row[] = [...benchCore()];
+const rows: Row[] = [...benchCore(), ...benchLibrary()];
 for (const turns of sizes) rows.push(...(await atScale(turns, false)));
 rows.push(...(await benchLatency()), ...(await benchOtlp(smallest)), ...(await benchTail(smallest)), ...(await benchProxy()));
 printRows(rows);

@@ -1,23 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Usage } from '../../src/core/types.js';
 import { normalizeReported, normalizeUsage, PROVIDERS, resolveProvider } from '../../src/core/usage.js';
-
-interface Fixture {
-  description: string;
-  provider: string;
-  /** The provider's true total input, worked out by hand from its documentation. */
-  totalInput: number;
-  raw: unknown;
-  expected: Usage;
-}
-
-const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/usage');
-const fixtures: [string, Fixture][] = readdirSync(FIXTURE_DIR, { recursive: true, encoding: 'utf8' })
-  .filter((file) => file.endsWith('.json'))
-  .sort()
-  .map((file) => [file, JSON.parse(readFileSync(join(FIXTURE_DIR, file), 'utf8')) as Fixture]);
+import { USAGE_FIXTURES as fixtures } from './usage-fixtures.js';
 
 function usageOf(provider: string, raw: unknown): Usage {
   const result = normalizeUsage(provider, raw);

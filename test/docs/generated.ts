@@ -1,6 +1,7 @@
 // The generated sections of docs/: the configuration table from the option
 // table, the decision tables from the rules, the API reference from the route
-// docs, the performance figures from bench-results.json. `npm run docs`
+// docs, the library reference from its sources, the performance figures from
+// bench-results.json. `npm run docs`
 // rewrites them (`npm run bench` too); readme.test.ts fails when they are stale.
 import { readFileSync } from 'node:fs';
 import { optionsTable } from '../../src/config.js';
@@ -10,6 +11,7 @@ import { BREAK_REASONS } from '../../src/core/types.js';
 import { USAGE_FIELDS } from '../../src/core/usage.js';
 import { markdownTable, type Results } from '../bench/lib.js';
 import { apiReference } from './api-reference.js';
+import { libraryReference } from './library-reference.js';
 
 const RESULTS = new URL('../../bench-results.json', import.meta.url);
 
@@ -67,6 +69,7 @@ export const GENERATED: Record<string, Record<string, () => string>> = {
   'docs/configuration.md': { configuration: optionsTable },
   'docs/how-it-decides.md': { rules, providers },
   'docs/api.md': { api: apiReference },
+  'docs/library-api.md': { library: libraryReference },
   'docs/performance.md': { performance },
 };
 

@@ -8,9 +8,10 @@
 // compile SQLite, minutes of CPU. Its addon is copied instead from this
 // checkout's node_modules, where the same version was built for this node.
 // Dependencies come from npm's cache when they are there (--prefer-offline),
-// else from the registry.
+// else from the registry. The library exports, cachebreak/detector and
+// cachebreak/client, are imported by name from the installed package.
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +45,8 @@ describe('the npm package', () => {
     const dir = tempDir();
     const [packed] = JSON.parse(await npm(['pack', '--ignore-scripts', '--json', '--pack-destination', dir], ROOT, 60_000)) as { filename: string; files: { path: string }[] }[];
     const files = packed!.files.map((f) => f.path);
-    for (const needed of ['dist/cli.js', 'dist/server.js', 'dist/serve/readers/worker.js', 'migrations/meta/_journal.json', 'LICENSE', 'README.md', 'package.json']) {
+    const library = ['dist/detector/index.js', 'dist/detector/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts'];
+    for (const needed of ['dist/cli.js', 'dist/server.js', 'dist/serve/readers/worker.js', 'migrations/meta/_journal.json', 'LICENSE', 'README.md', 'package.json', ...library]) {
       expect(files, needed).toContain(needed);
     }
     const journal = JSON.parse(readFileSync(join(ROOT, 'migrations/meta/_journal.json'), 'utf8')) as { entries: { tag: string }[] };
@@ -74,5 +76,29 @@ describe('the npm package', () => {
     expect((await postEvents(server.url, seedSession())).body).toEqual({ accepted: 8, duplicates: 0, rejected: [] });
     expect((await breaksOf(server.url)).map((b) => b.reason)).toEqual(['tools_order_changed']);
     expect((await request(server.url, '/metrics')).text).toContain('cachebreak_breaks_total{project="default"');
+
+    // A harness beside the installed package imports the library by name, judges a break, and sends it.
+    const harness = join(prefix, 'lib', 'harness.mjs');
+    writeFileSync(
+      harness,
+      `import { completedEvent, Detector, snapshotFromRequest, usageFromResponse } from 'cachebreak/detector';
+import { CachebreakClient } from 'cachebreak/client';
+const detector = new Detector();
+const client = new CachebreakClient({ url: process.argv[2] });
+const body = (tools) => ({ model: 'claude-sonnet-4-5', tools: tools.map((name) => ({ name, input_schema: { type: 'object' } })), messages: [] });
+const usage = (read, write) => usageFromResponse('anthropic', { usage: { input_tokens: 5, cache_read_input_tokens: read, cache_creation_input_tokens: write } });
+for (const [i, [tools, read, write]] of [[['a', 'b'], 0, 30000], [['b', 'a'], 0, 30000]].entries()) {
+  const turn = { requestId: 'pkg' + i, sessionId: 'sess_pkg', ts: Date.parse('2026-11-30T10:00:00Z') + i * 10000, provider: 'anthropic', snapshot: snapshotFromRequest('anthropic', body(tools)), usage: usage(read, write) };
+  console.log(detector.observe(turn).state);
+  client.send(completedEvent(turn));
+}
+await client.shutdown();
+console.log(client.stats.accepted);
+`,
+    );
+    const { stdout } = await run(process.execPath, [harness, server.url], { cwd: elsewhere, timeout: 30_000 });
+    expect(stdout).toBe('cold\nmiss\n2\n');
+    const reasons = (await breaksOf(server.url)).filter((b) => b.sessionId === 'sess_pkg').map((b) => b.reason);
+    expect(reasons).toEqual(['tools_order_changed']);
   });
 });

@@ -21,7 +21,7 @@ export type Reader = Pick<
   | 'externalBreaks'
 >;
 
-export const RANGES: TimeRange[] = [
+const RANGES: TimeRange[] = [
   {},
   { from: T0 + 60_000 },
   { to: T0 + 120_000 },

@@ -3,6 +3,7 @@
 
 /** A request body that cannot be read; `field` is a path into it, e.g. `tools[3].name`. */
 export class SnapshotError extends Error {
+  /** Where in the body, e.g. `tools[3].name`. */
   readonly field: string;
 
   constructor(field: string, problem: string) {

@@ -53,7 +53,7 @@ export interface PgOptions {
 export const DEFAULT_PG_POOL = 10;
 
 /** Times, sums and ids are bigint in the schema; every one is far below 2^53, so they are read as numbers (sums over them too). */
-const NUMBERS = { to: 20, from: [20, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
+export const NUMBERS = { to: 20, from: [20, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
 
 function client(url: string, max: number): postgres.Sql {
   return postgres(url, {

@@ -3,13 +3,13 @@
 // (../summaries.ts), so that both stores give the same answers. Text is
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
-import { and, asc, desc, eq, getTableColumns, gte, inArray, lt, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
 import type { LabelKind } from '../evaluate/names.js';
-import { allOf, breakConditions, cursorValues, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
+import { allOf, breakConditions, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
 import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
 import type {
   BreakCauseRow,
@@ -45,7 +45,8 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
+import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import type { PgDrizzle } from './db.js';
 import type { PgNames } from './names.js';
 import * as schema from './schema.js';
@@ -99,7 +100,8 @@ export class PgReads {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
-    const conditions = await this.breakConditions(projectId, range, filters);
+    await this.resolve(filters);
+    const conditions = breakConditions(this.labelId, b, projectId, range, filters);
     if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
     const rows = await this.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
@@ -114,42 +116,20 @@ export class PgReads {
   async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order: SessionOrder = 'recent'): Promise<Page<SessionSummary>> {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    // Recent order pages by key; the rankings page by position.
-    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
-    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+    const { after, offset, next } = sessionPage(page, order);
     const rows = filters.agentId
       ? await this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : await this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     await this.names.loadLabels(rows.flatMap((r) => r.agentIds));
     const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds, this.labelValue));
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
+    return { items, nextCursor: next(rows) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
   private async wholeSessions(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = sessionsTable;
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
-    const ordering = {
-      recent: [desc(s.lastTs), desc(bytewise(s.sessionId))],
-      worst_cache_rate: [asc(s.rateRank), asc(bytewise(s.sessionId))],
-      extra_cost: [desc(s.extraCostMicroUsd), asc(bytewise(s.sessionId))],
-    }[order];
-    const found = await this.db
-      .select({
-        sessionId: s.sessionId,
-        firstSeen: sql<number>`${s.firstTs}`,
-        lastSeen: sql<number>`${s.lastTs}`,
-        ...ownSums(s),
-      })
-      .from(s)
-      .where(allOf(conditions))
-      .orderBy(...ordering)
-      .limit(limit)
-      .offset(offset);
+    const q = wholeSessionsQuery(s, projectId, range, filters, order, after, bytewise);
+    const found = await this.db.select(q.selection).from(s).where(q.where).orderBy(...q.ordering).limit(limit).offset(offset);
     if (found.length === 0) return [];
     const agents = new Map(
       (
@@ -167,34 +147,15 @@ export class PgReads {
   private async sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = streams;
     await this.resolve(filters);
-    // A stream whose only turns moved to another agent's stream has no span left.
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    const lastSeen = sql<number>`max(${s.lastTs})`;
-    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
-    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${bytewise(s.sessionId)} < ${after[1]}))`);
-    const rate = sql`sum(${s.read})::float8 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)::float8`;
-    const ordering = {
-      recent: [desc(lastSeen), desc(bytewise(s.sessionId))],
-      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(bytewise(s.sessionId))],
-      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(bytewise(s.sessionId))],
-    }[order];
+    const agents = labelIds(this.labelId, 'agent', filters.agentId)!;
+    const q = agentSessionsQuery(s, projectId, range, filters, agents, order, after, bytewise);
     return this.db
-      .select({
-        sessionId: s.sessionId,
-        agentIds: sql<number[]>`array_agg(${s.agentId})`,
-        firstSeen: sql<number>`min(${s.firstTs})`,
-        lastSeen,
-        ...groupSums(s),
-      })
+      .select({ ...q.selection, agentIds: sql<number[]>`array_agg(${s.agentId})` })
       .from(s)
-      .where(allOf(conditions))
+      .where(q.where)
       .groupBy(s.sessionId)
-      .having(and(...having))
-      .orderBy(...ordering)
+      .having(q.having)
+      .orderBy(...q.ordering)
       .limit(limit)
       .offset(offset);
   }
@@ -228,7 +189,7 @@ export class PgReads {
       return this.db
         .select({ name: tool, breaks: count })
         .from(sql`${b}, ${tools}`)
-        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .where(allOf(breakConditions(this.labelId, b, projectId, range, filters)))
         .groupBy(tool)
         .orderBy(desc(count), asc(sql`${tool} COLLATE "C"`))
         .limit(limit);
@@ -243,11 +204,6 @@ export class PgReads {
       .having(sql`sum(${r.breaks}) > 0`)
       .orderBy(desc(count), asc(bytewise(r.tool)))
       .limit(limit);
-  }
-
-  private async breakConditions(projectId: number, range: TimeRange, filters: Filters): Promise<SQL[]> {
-    await this.resolve(filters);
-    return breakConditions(this.labelId, breaksTable, projectId, range, filters);
   }
 
   async breakPrefixes(project: string, requestId: string): Promise<BreakPrefixes | null> {
@@ -297,16 +253,16 @@ export class PgReads {
     if (projectId === undefined) return [];
     await this.resolve(query.filters);
     const r = rollups;
-    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
-    const bucket = this.bucket(r.minute, minutes);
-    const groupColumn = { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy ?? 'model'];
+    const minutes = bucketMinutes(query.intervalMs);
+    const bucket = bucketOf(r.minute, minutes);
+    const groupColumn = groupColumnOf(r, query.groupBy ?? 'model');
     const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
     }
     const grouped = query.groupBy !== undefined;
     const rows = await this.db
-      .select({ ts: bucket, group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .select({ ts: bucket, group: grouped ? groupColumn : sql<null>`NULL`, ...groupSums(r) })
       .from(r)
       .where(allOf(conditions))
       .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
@@ -319,7 +275,7 @@ export class PgReads {
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
   private async reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
-    const bucket = this.bucket(t.minute, minutes);
+    const bucket = bucketOf(t.minute, minutes);
     const models = labelIds(this.labelId, 'model', query.filters.model);
     const rows = await this.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })
@@ -338,9 +294,9 @@ export class PgReads {
     }
     await this.resolve(query.filters);
     const r = rollups;
-    const groupColumn = query.groupBy ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy] : undefined;
+    const groupColumn = query.groupBy ? groupColumnOf(r, query.groupBy) : undefined;
     const rows = await this.db
-      .select({ group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`, ...groupSums(r) })
+      .select({ group: groupColumn ?? sql<null>`NULL`, ...groupSums(r) })
       .from(r)
       .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []));
@@ -366,7 +322,7 @@ export class PgReads {
           unpriced: sql<number>`count(*) FILTER (WHERE ${b.extraCostUsd} IS NULL)`,
         })
         .from(b)
-        .where(allOf(await this.breakConditions(projectId, range, filters)))
+        .where(allOf(breakConditions(this.labelId, b, projectId, range, filters)))
         .groupBy(b.reason, cause);
       return breakCauseRowsOf(rows);
     }
@@ -422,8 +378,4 @@ export class PgReads {
       .limit(page.limit + 1);
     return { items: rows.slice(0, page.limit).map(externalBreakOf), nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.id]) };
   }
-
-  /** A bucket of `minutes` minutes, as its start in epoch ms (bigint division, as SQLite's integer division). */
-  private bucket(minute: Column, minutes: number) {
-    return sql<number>`(${minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-  }}
+}

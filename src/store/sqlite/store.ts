@@ -1,6 +1,6 @@
 // The SQLite implementation of Store: writes through the Writer, reads with
 // drizzle over indexes and rollups.
-import { and, asc, desc, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
 import { openDatabase, type OpenOptions } from '../db.js';
@@ -35,7 +35,8 @@ import {
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
-import { groupSums, ownSums, sumOf } from '../sum-columns.js';
+import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
+import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
 import {
   addReportedTokens,
@@ -49,7 +50,7 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { allOf, breakConditions, cursorValues, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
+import { allOf, breakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
@@ -173,14 +174,12 @@ export class SqliteStore implements Store {
   ): Promise<Page<SessionSummary>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
-    // Recent order pages by key; the rankings page by position.
-    const after = page.cursor !== undefined && order === 'recent' ? (cursorValues(page.cursor, ['number', 'string']) as [number, string]) : undefined;
-    const offset = page.cursor !== undefined && order !== 'recent' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+    const { after, offset, next } = sessionPage(page, order);
     const rows = filters.agentId
       ? this.sessionsOfAgents(projectId, range, filters, page.limit + 1, offset, order, after)
       : this.wholeSessions(projectId, range, filters, page.limit + 1, offset, order, after);
     const items = rows.slice(0, page.limit).map((r) => sessionSummaryOf(r, r.agentIds.split(',').map(Number), this.labelValue));
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.lastSeen, last.sessionId] : [offset + page.limit])) };
+    return { items, nextCursor: next(rows) };
   }
 
   /** Sessions active in the range, each with the sums of all its streams: one row each, in the order of an index. */
@@ -189,29 +188,8 @@ export class SqliteStore implements Store {
     // A ranking walks its own index and filters the range as it goes: the unary + keeps the
     // planner from reading every session in range through sessions_last_ts and sorting them.
     const lastTs = order === 'recent' ? sql`${s.lastTs}` : sql`+${s.lastTs}`;
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(sql`${lastTs} >= ${range.from}`);
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    if (after) conditions.push(sql`(${s.lastTs} < ${after[0]} OR (${s.lastTs} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
-    const ordering = {
-      recent: [desc(s.lastTs), desc(s.sessionId)],
-      worst_cache_rate: [asc(s.rateRank), asc(s.sessionId)],
-      extra_cost: [desc(s.extraCostMicroUsd), asc(s.sessionId)],
-    }[order];
-    const found = this.opened.db
-      .select({
-        sessionId: s.sessionId,
-        firstSeen: sql<number>`${s.firstTs}`,
-        lastSeen: sql<number>`${s.lastTs}`,
-        ...ownSums(s),
-      })
-      .from(s)
-      .where(allOf(conditions))
-      .orderBy(...ordering)
-      .limit(limit)
-      .offset(offset)
-      .all();
+    const q = wholeSessionsQuery(s, projectId, range, filters, order, after, (id) => id, lastTs);
+    const found = this.opened.db.select(q.selection).from(s).where(q.where).orderBy(...q.ordering).limit(limit).offset(offset).all();
     if (found.length === 0) return [];
     const agents = new Map(
       this.opened.db
@@ -228,34 +206,15 @@ export class SqliteStore implements Store {
   /** With an agent filter, a session's figures are those of the chosen agents' streams: grouped from the streams. */
   private sessionsOfAgents(projectId: number, range: TimeRange, filters: Filters, limit: number, offset: number, order: SessionOrder, after?: [number, string]) {
     const s = streams;
-    // A stream whose only turns moved to another agent's stream has no span left.
-    const conditions: SQL[] = [eq(s.projectId, projectId), sql`${s.lastTs} IS NOT NULL`];
-    if (range.from !== undefined) conditions.push(gte(s.lastTs, range.from));
-    if (range.to !== undefined) conditions.push(lt(s.firstTs, range.to));
-    conditions.push(inArray(s.agentId, labelIds(this.labelId, 'agent', filters.agentId)!));
-    if (filters.sessionId) conditions.push(inArray(s.sessionId, filters.sessionId));
-    const lastSeen = sql<number>`max(${s.lastTs})`;
-    const having: SQL[] = [sql`${lastSeen} IS NOT NULL`];
-    if (after) having.push(sql`(${lastSeen} < ${after[0]} OR (${lastSeen} = ${after[0]} AND ${s.sessionId} < ${after[1]}))`);
-    const rate = sql`sum(${s.read}) * 1.0 / nullif(sum(${s.uncached}) + sum(${s.read}) + sum(${s.write}), 0)`;
-    const ordering = {
-      recent: [desc(lastSeen), desc(s.sessionId)],
-      worst_cache_rate: [sql`${rate} IS NULL`, sql`${rate} ASC`, asc(s.sessionId)],
-      extra_cost: [sql`sum(${s.extraCostMicroUsd}) DESC`, asc(s.sessionId)],
-    }[order];
+    const agents = labelIds(this.labelId, 'agent', filters.agentId)!;
+    const q = agentSessionsQuery(s, projectId, range, filters, agents, order, after, (id) => id);
     return this.opened.db
-      .select({
-        sessionId: s.sessionId,
-        agentIds: sql<string>`group_concat(${s.agentId})`,
-        firstSeen: sql<number>`min(${s.firstTs})`,
-        lastSeen,
-        ...groupSums(s),
-      })
+      .select({ ...q.selection, agentIds: sql<string>`group_concat(${s.agentId})` })
       .from(s)
-      .where(allOf(conditions))
+      .where(q.where)
       .groupBy(s.sessionId)
-      .having(and(...having))
-      .orderBy(...ordering)
+      .having(q.having)
+      .orderBy(...q.ordering)
       .limit(limit)
       .offset(offset)
       .all();
@@ -363,15 +322,9 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return [];
     const r = rollups;
-    const minutes = Math.max(1, Math.round(query.intervalMs / 60_000));
-    // Inlined, not bound: better-sqlite3 binds numbers as REAL, which would make this a float division.
-    const bucket = sql<number>`(${r.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
-    const groupColumn = {
-      model: r.modelId,
-      provider: r.providerId,
-      agentId: r.agentId,
-      reason: r.reason,
-    }[query.groupBy ?? 'model'];
+    const minutes = bucketMinutes(query.intervalMs);
+    const bucket = bucketOf(r.minute, minutes);
+    const groupColumn = groupColumnOf(r, query.groupBy ?? 'model');
     const conditions = rollupConditions(this.labelId, r, projectId, query, query.filters);
     if (query.filters.sessionId) {
       throw new InvalidQueryError('sessionId', 'stats are kept per minute, not per session; use /v1/sessions');
@@ -379,7 +332,7 @@ export class SqliteStore implements Store {
     const grouped = query.groupBy !== undefined;
     const selection = {
       ts: bucket,
-      group: grouped ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+      group: grouped ? groupColumn : sql<null>`NULL`,
       ...groupSums(r),
     };
     const select = this.opened.db
@@ -400,12 +353,10 @@ export class SqliteStore implements Store {
       throw new InvalidQueryError('sessionId', 'totals are kept per minute, not per session; use /v1/sessions');
     }
     const r = rollups;
-    const groupColumn = query.groupBy
-      ? { model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[query.groupBy]
-      : undefined;
+    const groupColumn = query.groupBy ? groupColumnOf(r, query.groupBy) : undefined;
     const rows = this.opened.db
       .select({
-        group: groupColumn ? sql<number | string>`${groupColumn}` : sql<null>`NULL`,
+        group: groupColumn ?? sql<null>`NULL`,
         ...groupSums(r),
       })
       .from(r)
@@ -489,7 +440,7 @@ export class SqliteStore implements Store {
   /** The tokens harnesses reported as metrics, per bucket, model (the group, when grouped by model) and kind. */
   private reportedTokens(projectId: number, query: StatsQuery, minutes: number) {
     const t = reportedTokens;
-    const bucket = sql<number>`(${t.minute} / ${sql.raw(String(minutes))}) * ${sql.raw(String(minutes * 60_000))}`;
+    const bucket = bucketOf(t.minute, minutes);
     const models = labelIds(this.labelId, 'model', query.filters.model);
     return this.opened.db
       .select({ ts: bucket, modelId: t.modelId, kind: t.kind, tokens: sumOf(t.tokens) })

@@ -1,0 +1,96 @@
+// A response body read as it streams: an event stream (SSE) is parsed line by
+// line and only the events that carry usage are kept; any other body is held
+// up to a limit and parsed as JSON at its end. Text in, values out: the proxy
+// decodes and decompresses bytes before this, a fetch wrapper uses a
+// TextDecoder, so the same reading serves the server and the library.
+
+/** A data payload that may carry a usage object, checked before parsing it. */
+const CARRIES_USAGE = /"usage(?:Metadata)?"\s*:\s*\{/;
+
+export class UsageText {
+  /** An event stream's unfinished line, or a whole body. */
+  private pending = '';
+  /** Data lines of the event being read. */
+  private data: string[] = [];
+  private held = 0;
+  private afterCr = false;
+  /** First Anthropic message_start, and the latest other event that carried usage. */
+  private start: unknown;
+  private last: unknown;
+  /** Why nothing can be read: set once, and from then on text is ignored. */
+  failure: string | undefined;
+
+  constructor(
+    /** The body is an event stream (content type text/event-stream). */
+    readonly sse: boolean,
+    /** Characters held at most (an unfinished event, or a whole JSON body). */
+    private readonly limit: number,
+  ) {}
+
+  /** Stops reading, for `why`; the first reason is kept. */
+  fail(why: string): void {
+    this.failure ??= why;
+    this.pending = '';
+    this.data = [];
+  }
+
+  push(text: string): void {
+    if (text === '' || this.failure !== undefined) return;
+    this.held += text.length;
+    if (this.held > this.limit) {
+      this.fail(`more than ${this.limit} characters to hold`);
+      return;
+    }
+    if (!this.sse) {
+      this.pending += text;
+      return;
+    }
+    // A chunk may end between the \r and \n of one line ending.
+    const rest = this.afterCr && text.startsWith('\n') ? text.slice(1) : text;
+    this.afterCr = rest.endsWith('\r');
+    const lines = (this.pending + rest).split(/\r\n|\r|\n/);
+    this.pending = lines.pop()!;
+    for (const line of lines) this.line(line);
+    this.held = this.pending.length + this.data.reduce((n, d) => n + d.length, 0);
+  }
+
+  /** The usage-carrying value to normalise (a response, or the usage events of a stream); undefined: none. */
+  end(): unknown {
+    if (this.failure !== undefined) return undefined;
+    if (this.sse) {
+      this.line(this.pending);
+      this.dispatch();
+      const events = [this.start, this.last].filter((e) => e !== undefined);
+      return events.length > 0 ? events : undefined;
+    }
+    try {
+      return JSON.parse(this.pending) as unknown;
+    } catch {
+      this.failure = 'the body is not JSON';
+      return undefined;
+    } finally {
+      this.pending = '';
+    }
+  }
+
+  private line(line: string): void {
+    if (line === '') this.dispatch();
+    else if (line.startsWith('data:')) this.data.push(line.slice(line.startsWith('data: ') ? 6 : 5));
+  }
+
+  private dispatch(): void {
+    if (this.data.length === 0) return;
+    const payload = this.data.join('\n');
+    this.data = [];
+    if (!CARRIES_USAGE.test(payload)) return;
+    let event: unknown;
+    try {
+      event = JSON.parse(payload);
+    } catch {
+      return;
+    }
+    if (typeof event !== 'object' || event === null) return;
+    if ((event as { type?: unknown }).type === 'message_start') this.start ??= event;
+    else this.last = event;
+  }
+}
