@@ -31,7 +31,7 @@ const NOT_ON_POSTGRES: Record<string, string> = {
   'test/store/checkpointer.test.ts': "SQLite's WAL checkpointer thread",
   'test/store/interned-prefixes.test.ts': "the SQLite store's in-memory prefix dictionary",
   'test/store/lock.test.ts': 'the lock file beside a SQLite database',
-  'test/store/query-plans.test.ts': "SQLite's query plans (EXPLAIN QUERY PLAN of its own statements)",
+  'test/store/query-plans.test.ts': "SQLite's query plans (EXPLAIN QUERY PLAN); PostgreSQL's are test/store/pg-query-plans.test.ts",
   'test/store/schema-migrations.test.ts': 'drizzle-kit against the SQLite schema and migrations/',
   'test/store/sqlite-upgrade.test.ts': 'a database file written by an earlier release (SQLite only)',
   'test/e2e/migrations.test.ts': "SQLite's migration journal, and a database file written by an earlier release",
