@@ -21,6 +21,7 @@ import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
 import { registerBreaks } from './serve/rest/breaks.js';
 import { registerExternalBreaks } from './serve/rest/external-breaks.js';
+import { registerInsights } from './serve/rest/insights.js';
 import { ROUTE_DOCS } from './serve/rest/docs.js';
 import { registerSessions } from './serve/rest/sessions.js';
 import { registerStats } from './serve/rest/stats.js';
@@ -86,6 +87,7 @@ export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
   // /v1/breaks/external before /v1/breaks/:requestId, which would take it.
   registerExternalBreaks(app, deps);
   registerBreaks(app, deps);
+  registerInsights(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
   registerGrafana(app, deps);

@@ -8,9 +8,9 @@ import type { ExternalBreak, Filters, Page, PageQuery, Store, TimeRange } from '
 
 const PAGE = 1000;
 /** Records read per call at most: the reports around a page of breaks, or the breaks of a range. */
-const MAX_RECORDS = 100_000;
+export const MAX_RECORDS = 100_000;
 
-async function readAll<T>(read: (page: PageQuery) => Promise<Page<T>>): Promise<T[]> {
+export async function readAll<T>(read: (page: PageQuery) => Promise<Page<T>>): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {

@@ -1,0 +1,23 @@
+// The insight routes for the API reference (docs/api.md, GET /v1).
+import type { RouteDoc } from './docs.js';
+
+const PARAMS = {
+  from: 'start, inclusive: RFC 3339 or epoch ms (default 7 days before to)',
+  to: 'end, exclusive: RFC 3339 or epoch ms (default now)',
+  sessionId: 'only these sessions (repeat or comma-separate for several)',
+  agentId: 'only these agents',
+  model: 'only these models',
+  provider: 'only these providers',
+};
+
+/** Dollars over several breaks or turns, as every insight gives them. */
+const MONEY = '{usd, unpriced}: usd sums the priced ones (null when every one is unpriced), unpriced counts the others';
+
+export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
+  {
+    method: 'GET',
+    path: '/v1/insights/avoidable',
+    summary: `Breaks a known fix would have prevented (docs/insights.md#avoidable-breaks): {fixes: [{fix (stable_tool_order | volatile_block_after_breakpoint | fixed_cache_markers), reason, advice, breaks, missedCacheReadTokens, savings, involved: [{name (a tool, system:k, or a marker move), breaks}], examples (request ids, newest first)}], breaks, missedCacheReadTokens, savings}; savings ${MONEY}`,
+    params: PARAMS,
+  },
+];

@@ -1,0 +1,24 @@
+// GET /v1/insights/*: what to change, and what it would have saved, across a
+// project (docs/insights.md). Each insight is computed by src/insights/ from
+// the Store; these routes only parse the query.
+import type { Context, Hono } from 'hono';
+import type { AppEnv, ReadDeps } from '../../app.js';
+import { readAvoidable } from '../../insights/avoidable.js';
+import type { TimeRange } from '../../store/store.js';
+import { filtersOf, rangeOf } from './query.js';
+
+export const WEEK_MS = 7 * 86_400_000;
+/** The filters an insight takes: not reason, which each insight chooses itself. */
+export const INSIGHT_FILTERS = ['sessionId', 'agentId', 'model', 'provider'] as const;
+
+/** The range asked for; by default the last 7 days. */
+export function insightRange(c: Context, now: number): TimeRange {
+  return rangeOf(c, { from: now - WEEK_MS, to: now });
+}
+
+export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
+  app.get('/v1/insights/avoidable', async (c) => {
+    const range = insightRange(c, deps.now());
+    return c.json(await readAvoidable(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS)));
+  });
+}
