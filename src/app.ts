@@ -28,11 +28,14 @@ import { registerStats } from './serve/rest/stats.js';
 import { registerUi } from './serve/ui/index.js';
 import { InvalidQueryError, type Store } from './store/store.js';
 import type { Counters } from './telemetry/counters.js';
+import type { PriceLookup } from './core/prices.js';
 import type { Logger } from './telemetry/logfmt.js';
 import { LogThrottle } from './telemetry/throttle.js';
 
 export interface AppDeps {
   store: Store;
+  /** The prices detection uses, for the insights' dollar figures; the price database's when absent. */
+  prices?: PriceLookup;
   pipeline: Pipeline;
   counters: Counters;
   log: Logger;
@@ -61,7 +64,7 @@ export interface AppDeps {
 export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; body: BodyBudget } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
-export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now'> & { queryBodyLimit: number };
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now' | 'prices'> & { queryBodyLimit: number };
 
 let sequence = 0;
 

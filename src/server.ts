@@ -243,6 +243,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
   const app = buildApp({
     store,
+    prices: options.detection.prices,
     pipeline,
     counters,
     log,

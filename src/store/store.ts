@@ -1,6 +1,7 @@
 // The one interface through which everything reaches stored data. Every call
 // is async so that another backend (PostgreSQL) can implement it unchanged.
 import type { BreakCause, BreakReason, BreakRecord, CacheEvent, Prefix, TurnState } from '../core/types.js';
+import type { GapRow } from '../core/insights/ttl.js';
 
 /** [from, to) in epoch ms; either end may be open. */
 export interface TimeRange {
@@ -340,6 +341,12 @@ export interface Store {
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
   /** Sums over the whole range from the rollups, one row per group (or one row). */
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
+  /**
+   * Turns with cache usage in the range, summed by agent, model, provider and
+   * gap bucket (core/insights/ttl.ts): what TTL advice is computed from.
+   * Filters: sessionId and agentId.
+   */
+  gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]>;
   /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
   /**

@@ -44,3 +44,26 @@ export function avoidableWorkload(): CacheEvent[] {
     }),
   ];
 }
+
+/**
+ * TTL advice, on claude-sonnet-4-5 ($0.30 read, $3.75 5m write, $6 1h write per MTok):
+ * - sess_short (main, 5m): s1 writes 48,900; s2 2 min later reads it; s3 comes 20 min later
+ *   and writes 50,500 again; s4 2 min later reads. Stake at the 20-min gap: min(49,900, 50,500)
+ *   = 49,900, all rewritten; written 101,000. 1 h saves 49,900 × 3.45 − 51,100 × 2.25 = $0.05718.
+ * - sess_long (reviewer, 1h): three turns 2 min apart write 50,900 at 1 h, no gap over 5 min:
+ *   1 h costs 50,900 × 2.25 = $0.114525 more than 5 m would have.
+ * - sess_unpriced: a model with no known price writes: counted, never priced.
+ */
+export function ttlWorkload(): CacheEvent[] {
+  const hour = { enabled: true, ttl: '1h', scope: 'tools+system+messages', markers: ['system:1@1h', 'messages:-1@1h'] };
+  return [
+    turn('s1', { sessionId: 'sess_short', at: 0, usage: usage(0, 48_900) }),
+    turn('s2', { sessionId: 'sess_short', at: 2 * MINUTE, usage: usage(48_900, 1_000) }),
+    turn('s3', { sessionId: 'sess_short', at: 22 * MINUTE, usage: usage(0, 50_500) }),
+    turn('s4', { sessionId: 'sess_short', at: 24 * MINUTE, usage: usage(50_500, 600) }),
+    turn('l1', { sessionId: 'sess_long', agentId: 'reviewer', at: 0, cacheControl: hour, usage: usage(0, 48_900, 120, 48_900) }),
+    turn('l2', { sessionId: 'sess_long', agentId: 'reviewer', at: 2 * MINUTE, cacheControl: hour, usage: usage(48_900, 1_000, 120, 1_000) }),
+    turn('l3', { sessionId: 'sess_long', agentId: 'reviewer', at: 4 * MINUTE, cacheControl: hour, usage: usage(49_900, 1_000, 120, 1_000) }),
+    turn('x1', { sessionId: 'sess_unpriced', at: 0, model: 'house-model-7', usage: usage(0, 2_000) }),
+  ];
+}

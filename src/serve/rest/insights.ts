@@ -4,6 +4,8 @@
 import type { Context, Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { readAvoidable } from '../../insights/avoidable.js';
+import { readTtlAdvice } from '../../insights/ttl.js';
+import { SERVICE_DETECTION } from '../../prices/index.js';
 import type { TimeRange } from '../../store/store.js';
 import { filtersOf, rangeOf } from './query.js';
 
@@ -20,5 +22,10 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/insights/avoidable', async (c) => {
     const range = insightRange(c, deps.now());
     return c.json(await readAvoidable(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS)));
+  });
+  app.get('/v1/insights/ttl', async (c) => {
+    const range = insightRange(c, deps.now());
+    const prices = deps.prices ?? SERVICE_DETECTION.prices;
+    return c.json(await readTtlAdvice(deps.store, prices, c.var.project, range, filtersOf(c, ['sessionId', 'agentId'])));
   });
 }

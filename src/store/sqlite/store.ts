@@ -40,6 +40,8 @@ import {
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
+import { gapRows } from './insights.js';
+import type { GapRow } from '../../core/insights/ttl.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
@@ -667,6 +669,11 @@ export class SqliteStore implements Store {
         ...costOf(row.breaks, row.microUsd, row.unpriced),
       }))
       .sort((a, b) => b.breaks - a.breaks || a.reason.localeCompare(b.reason) || (a.cause ?? '').localeCompare(b.cause ?? ''));
+  }
+
+  async gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]> {
+    const projectId = this.dictionary.existingProject(project);
+    return projectId === undefined ? [] : gapRows(this.opened.sqlite, this.dictionary, projectId, range, filters);
   }
 
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {

@@ -1,0 +1,63 @@
+// The insights' reads (src/insights/, core/insights/): plain SQL, no
+// SQLite-only function, so that the PostgreSQL store can run the same.
+import type Database from 'better-sqlite3';
+import { GAP_BUCKETS, FIVE_MINUTES, ONE_HOUR, type GapRow } from '../../core/insights/ttl.js';
+import { MAX_FLIGHT_MS } from '../../core/history.js';
+import type { Filters, TimeRange } from '../store.js';
+import type { Dictionary } from './dictionary.js';
+import { labelIds } from './filters.js';
+
+/** `IN (?, ?, …)` for `values`, or nothing when there is no filter. */
+function inList(column: string, values: readonly (string | number)[] | undefined, params: (string | number)[]): string {
+  if (values === undefined) return '';
+  params.push(...values);
+  return ` AND ${column} IN (${values.map(() => '?').join(', ') || 'NULL'})`;
+}
+
+/**
+ * Turns with cache usage in the range, summed by agent, model, provider and
+ * gap bucket (core/insights/ttl.ts defines the gap, stake and rewritten part).
+ * The gap is from the previous turn of the same stream in the range.
+ */
+export function gapRows(sqlite: Database.Database, dictionary: Dictionary, projectId: number, range: TimeRange, filters: Filters): GapRow[] {
+  const [from, to] = [range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER];
+  // In the order of the placeholders: the bucket bounds, then the conditions.
+  const params: (string | number)[] = [FIVE_MINUTES, ONE_HOUR, projectId, from, to, from, to];
+  const streamFilters =
+    inList('s.session_id', filters.sessionId, params) + inList('s.agent_id', labelIds(dictionary, 'agent', filters.agentId), params);
+  const rows = sqlite
+    .prepare<(string | number)[], { agent_id: number; model: string; provider_id: number | null; bucket: number; turns: number; stake: number; rewritten: number; written: number; written_1h: number }>(
+      `SELECT agent_id, model, provider_id,
+         CASE WHEN gap IS NULL THEN 0 WHEN gap <= ? THEN 1 WHEN gap <= ? THEN 2 ELSE 3 END AS bucket,
+         count(*) AS turns,
+         sum(CASE WHEN gap IS NULL THEN 0 WHEN previous < cached THEN previous ELSE cached END) AS stake,
+         sum(CASE WHEN gap IS NULL THEN 0 WHEN previous < cached THEN (CASE WHEN previous > read THEN previous - read ELSE 0 END)
+                  ELSE (CASE WHEN cached > read THEN cached - read ELSE 0 END) END) AS rewritten,
+         sum(write) AS written, sum(coalesce(write_1h, 0)) AS written_1h
+       FROM (
+         SELECT s.agent_id, coalesce(m.value, p.model, '') AS model, coalesce(t.usage_provider_id, t.snapshot_provider_id) AS provider_id,
+           t.read, t.write, t.write_1h, t.read + t.write AS cached,
+           lag(t.read + t.write) OVER w AS previous,
+           t.ts - lag(t.ts + CASE WHEN t.prefix_id IS NULL OR t.ttft_ms IS NULL THEN 0 WHEN t.ttft_ms > ${MAX_FLIGHT_MS} THEN ${MAX_FLIGHT_MS} ELSE t.ttft_ms END) OVER w AS gap
+         FROM streams s
+         JOIN turns t ON t.stream_id = s.id
+         LEFT JOIN labels m ON m.id = t.usage_model_id
+         LEFT JOIN prefixes p ON p.id = t.prefix_id
+         WHERE s.project_id = ? AND s.last_ts >= ? AND s.first_ts < ? AND t.ts >= ? AND t.ts < ? AND t.cache_reported = 1${streamFilters}
+         WINDOW w AS (PARTITION BY t.stream_id ORDER BY t.ts, t.request_id)
+       ) g
+       GROUP BY agent_id, model, provider_id, bucket`,
+    )
+    .all(...params);
+  return rows.map((r) => ({
+    agentId: dictionary.labelValue(r.agent_id) ?? '',
+    model: r.model,
+    provider: dictionary.labelValue(r.provider_id) ?? '',
+    bucket: GAP_BUCKETS[r.bucket]!,
+    turns: r.turns,
+    stake: r.stake,
+    rewritten: r.rewritten,
+    written: r.written,
+    written1h: r.written_1h,
+  }));
+}
