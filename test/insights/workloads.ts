@@ -67,3 +67,18 @@ export function ttlWorkload(): CacheEvent[] {
     turn('x1', { sessionId: 'sess_unpriced', at: 0, model: 'house-model-7', usage: usage(0, 2_000) }),
   ];
 }
+
+/**
+ * Volatile parts: the avoidable workload (system:1 changes twice in sess_date,
+ * system:0 once in sess_edit, tools that only move in sess_order) and
+ * sess_schema, where shell's schema changes twice. Every break misses 48,900
+ * tokens on claude-sonnet-4-5: $0.168705 each.
+ */
+export function volatileWorkload(): CacheEvent[] {
+  return [
+    ...avoidableWorkload(),
+    turn('k1', { sessionId: 'sess_schema', at: 0 }),
+    turn('k2', { sessionId: 'sess_schema', at: MINUTE, tools: tools(SEED_TOOLS, { shell: 2 }) }),
+    turn('k3', { sessionId: 'sess_schema', at: 2 * MINUTE, tools: tools(SEED_TOOLS, { shell: 3 }) }),
+  ];
+}

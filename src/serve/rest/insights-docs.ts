@@ -22,6 +22,12 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
   },
   {
     method: 'GET',
+    path: '/v1/insights/volatile',
+    summary: `Volatile prefix parts (docs/insights.md#volatile-prefix-parts): the system blocks and tools whose changes broke the cache, by the re-write cost those breaks caused, most first: {parts: [{kind (system_block | tool), name (system:k, or the tool's name), breaks, sessions, days, missedCacheReadTokens, cost, latestRequestId}]}; cost ${MONEY}`,
+    params: { ...PARAMS, limit: 'parts, 1–1000 (default 20)' },
+  },
+  {
+    method: 'GET',
     path: '/v1/insights/ttl',
     summary:
       'TTL advice (docs/insights.md#ttl-advice): per agent and model that wrote to the cache, {agentId, model, provider, gaps: {first, within_5m, within_1h, over_1h} (turns by idle gap before them), currentTier (5m | 1h: the tier most of its writes used), advisedTier, stakeTokens (read at gaps of 5 min to 1 h under 1 h, written again under 5 m), writtenTokens, oneHourSavesUsd (what writing at 1 h instead of 5 m saved over these turns; negative: what it cost; null: unknown price), adviceSavesUsd (what the advised tier saves over the current one)}, most saved first; adviceSavesUsd (the sum over priced groups) and unpricedGroups',

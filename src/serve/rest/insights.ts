@@ -5,9 +5,10 @@ import type { Context, Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { readAvoidable } from '../../insights/avoidable.js';
 import { readTtlAdvice } from '../../insights/ttl.js';
+import { readVolatileParts } from '../../insights/volatile.js';
 import { SERVICE_DETECTION } from '../../prices/index.js';
 import type { TimeRange } from '../../store/store.js';
-import { filtersOf, rangeOf } from './query.js';
+import { filtersOf, pageOf, rangeOf } from './query.js';
 
 export const WEEK_MS = 7 * 86_400_000;
 /** The filters an insight takes: not reason, which each insight chooses itself. */
@@ -22,6 +23,11 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/insights/avoidable', async (c) => {
     const range = insightRange(c, deps.now());
     return c.json(await readAvoidable(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS)));
+  });
+  app.get('/v1/insights/volatile', async (c) => {
+    const range = insightRange(c, deps.now());
+    const { limit } = pageOf(c, 20, 1000);
+    return c.json({ parts: await readVolatileParts(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS), limit) });
   });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());
