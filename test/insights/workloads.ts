@@ -82,3 +82,30 @@ export function volatileWorkload(): CacheEvent[] {
     turn('k3', { sessionId: 'sess_schema', at: 2 * MINUTE, tools: tools(SEED_TOOLS, { shell: 3 }) }),
   ];
 }
+
+/**
+ * Chronic misses: five turns a minute apart per session, on claude-sonnet-4-5.
+ * - sess_clock: system block 0 is a clock, new on every turn; each turn writes 48,900
+ *   (4 system_changed breaks, $0.168705 each): leading_volatile_block, 245,100 not read.
+ * - sess_lookback: the only message marker jumps 30 messages per turn; each turn writes
+ *   40,000: lookback_exceeded, 200,600 not read.
+ * - sess_nomarker: 20,000 input, nothing written or read: no_breakpoint, 100,600 not read.
+ * - sess_tiny: 300 input tokens, under the 1,024 minimum: below_minimum, 1,500 not read.
+ * - sess_healthy: reads its prefix every turn: not chronic.
+ */
+export function chronicWorkload(): CacheEvent[] {
+  const events: CacheEvent[] = [];
+  const five = (session: string, spec: (i: number) => Parameters<typeof turn>[1]) => {
+    for (let i = 0; i < 5; i++) events.push(turn(`${session}-${i}`, { sessionId: session, at: i * MINUTE, ...spec(i) }));
+  };
+  five('sess_clock', (i) => ({ systemBlockHashes: [hashString(`clock ${i}`), hashString('You are a coding agent.')], usage: usage(0, 48_900) }));
+  five('sess_lookback', (i) => ({
+    messageHashes: Array.from({ length: 30 * i + 1 }, (_, m) => hashString(`message ${m}`)),
+    cacheControl: { enabled: true, ttl: '5m', scope: 'tools+system+messages', markers: [`messages:${30 * i}`] },
+    usage: usage(0, 40_000),
+  }));
+  five('sess_nomarker', () => ({ cacheControl: undefined, usage: usage(0, 0, 20_120) }));
+  five('sess_tiny', () => ({ usage: usage(0, 0, 300) }));
+  five('sess_healthy', (i) => ({ usage: i === 0 ? usage(0, 48_900) : usage(48_900, 200) }));
+  return events;
+}

@@ -28,6 +28,12 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
   },
   {
     method: 'GET',
+    path: '/v1/insights/chronic',
+    summary: `Chronic misses (docs/insights.md#chronic-misses): streams seen in the range with at least 4 turns that reported cache usage and a cache rate under 20 % over their life, the most input not read first, each with the likely cause named from its newest snapshots: {streams: [{sessionId, agentId, firstSeen, lastSeen, turns, measuredTurns, cacheRate, unreadTokens (uncached + written), readTokens, writtenTokens, cause (below_minimum | no_breakpoint | leading_volatile_block | lookback_exceeded | unknown), advice, breaks, breakCost}]}; breakCost ${MONEY}`,
+    params: { from: PARAMS.from, to: PARAMS.to, sessionId: PARAMS.sessionId, agentId: PARAMS.agentId, limit: 'streams, 1–200 (default 20)' },
+  },
+  {
+    method: 'GET',
     path: '/v1/insights/ttl',
     summary:
       'TTL advice (docs/insights.md#ttl-advice): per agent and model that wrote to the cache, {agentId, model, provider, gaps: {first, within_5m, within_1h, over_1h} (turns by idle gap before them), currentTier (5m | 1h: the tier most of its writes used), advisedTier, stakeTokens (read at gaps of 5 min to 1 h under 1 h, written again under 5 m), writtenTokens, oneHourSavesUsd (what writing at 1 h instead of 5 m saved over these turns; negative: what it cost; null: unknown price), adviceSavesUsd (what the advised tier saves over the current one)}, most saved first; adviceSavesUsd (the sum over priced groups) and unpricedGroups',

@@ -5,6 +5,7 @@ import type { Context, Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { readAvoidable } from '../../insights/avoidable.js';
 import { readTtlAdvice } from '../../insights/ttl.js';
+import { readChronicMisses } from '../../insights/chronic.js';
 import { readVolatileParts } from '../../insights/volatile.js';
 import { SERVICE_DETECTION } from '../../prices/index.js';
 import type { TimeRange } from '../../store/store.js';
@@ -28,6 +29,11 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
     const range = insightRange(c, deps.now());
     const { limit } = pageOf(c, 20, 1000);
     return c.json({ parts: await readVolatileParts(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS), limit) });
+  });
+  app.get('/v1/insights/chronic', async (c) => {
+    const range = insightRange(c, deps.now());
+    const { limit } = pageOf(c, 20, 200);
+    return c.json(await readChronicMisses(deps.store, c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
   });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());

@@ -3,9 +3,12 @@
 import type Database from 'better-sqlite3';
 import { GAP_BUCKETS, FIVE_MINUTES, ONE_HOUR, type GapRow } from '../../core/insights/ttl.js';
 import { MAX_FLIGHT_MS } from '../../core/history.js';
-import type { Filters, TimeRange } from '../store.js';
+import type { StreamSnapshot } from '../../core/insights/chronic.js';
+import { toTurn } from '../../core/join.js';
+import type { Filters, StreamSums, TimeRange } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 import { labelIds } from './filters.js';
+import { rowToParts, turnColumns, type TurnRow } from './rows.js';
 
 /** `IN (?, ?, …)` for `values`, or nothing when there is no filter. */
 function inList(column: string, values: readonly (string | number)[] | undefined, params: (string | number)[]): string {
@@ -60,4 +63,54 @@ export function gapRows(sqlite: Database.Database, dictionary: Dictionary, proje
     written: r.written,
     written1h: r.written_1h,
   }));
+}
+
+/** Streams of low cache rate (see Store.lowRateStreams): the streams table alone, through its (project, last_ts) index. */
+export function lowRateStreams(
+  sqlite: Database.Database,
+  dictionary: Dictionary,
+  projectId: number,
+  range: TimeRange,
+  filters: Filters,
+  minTurns: number,
+  maxRate: number,
+  limit: number,
+): StreamSums[] {
+  const params: (string | number)[] = [projectId, range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER, minTurns, maxRate];
+  const streamFilters = inList('session_id', filters.sessionId, params) + inList('agent_id', labelIds(dictionary, 'agent', filters.agentId), params);
+  params.push(limit);
+  const rows = sqlite
+    .prepare<(string | number)[], Record<'first_ts' | 'last_ts' | 'turns' | 'measured' | 'unmeasured_input' | 'uncached' | 'read' | 'write' | 'write_1h' | 'output' | 'breaks' | 'extra_cost_micro_usd' | 'unpriced' | 'agent_id', number> & { session_id: string }>(
+      `SELECT session_id, agent_id, first_ts, last_ts, turns, measured, unmeasured_input, uncached, read, write, write_1h, output, breaks, extra_cost_micro_usd, unpriced
+       FROM streams
+       WHERE project_id = ? AND last_ts >= ? AND first_ts < ? AND measured >= ? AND read < ? * (uncached + read + write)${streamFilters}
+       ORDER BY uncached + write DESC, session_id, agent_id
+       LIMIT ?`,
+    )
+    .all(...params);
+  return rows.map((r) => ({
+    sessionId: r.session_id,
+    agentId: dictionary.labelValue(r.agent_id) ?? 'main',
+    firstSeen: r.first_ts,
+    lastSeen: r.last_ts,
+    turns: r.turns,
+    measuredTurns: r.measured,
+    tokens: { uncached: r.uncached, read: r.read, write: r.write, write1h: r.write_1h, output: r.output },
+    unreportedInputTokens: r.unmeasured_input,
+    breaks: r.breaks,
+    extraCostMicroUsd: r.extra_cost_micro_usd,
+    unpricedBreaks: r.unpriced,
+  }));
+}
+
+/** A stream's newest turns with their prefixes and usage (see Store.streamSnapshots). */
+export function streamSnapshots(sqlite: Database.Database, dictionary: Dictionary, streamId: number, limit: number): StreamSnapshot[] {
+  const rows = sqlite
+    .prepare<[number, number], TurnRow>(`SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts IS NOT NULL ORDER BY ts DESC, request_id DESC LIMIT ?`)
+    .all(streamId, limit);
+  return rows.flatMap((row) => {
+    const turn = toTurn(rowToParts(row, dictionary));
+    if (!turn) return [];
+    return [{ ts: turn.ts, model: turn.model ?? null, provider: turn.provider ?? null, prefix: turn.prefix ?? null, usage: turn.usage ?? null }];
+  });
 }

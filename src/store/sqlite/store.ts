@@ -36,11 +36,13 @@ import {
   type TotalsRow,
   type TurnView,
   type StoredCounts,
+  type StreamSums,
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
-import { gapRows } from './insights.js';
+import { gapRows, lowRateStreams, streamSnapshots } from './insights.js';
+import type { StreamSnapshot } from '../../core/insights/chronic.js';
 import type { GapRow } from '../../core/insights/ttl.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
@@ -674,6 +676,18 @@ export class SqliteStore implements Store {
   async gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]> {
     const projectId = this.dictionary.existingProject(project);
     return projectId === undefined ? [] : gapRows(this.opened.sqlite, this.dictionary, projectId, range, filters);
+  }
+
+  async lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    return lowRateStreams(this.opened.sqlite, this.dictionary, projectId, range, filters, minTurns, maxRate, limit);
+  }
+
+  async streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]> {
+    const projectId = this.dictionary.existingProject(project);
+    const streamId = projectId === undefined ? undefined : this.dictionary.existingStream(projectId, sessionId, agentId);
+    return streamId === undefined ? [] : streamSnapshots(this.opened.sqlite, this.dictionary, streamId, limit);
   }
 
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {
