@@ -165,6 +165,8 @@ export const turns = sqliteTable(
     index('turns_rid').on(t.rid),
     // Stream evaluation reads a stream in order from a point in time.
     index('turns_stream_ts').on(t.streamId, t.ts),
+    // Cold turns (state 1: nothing to read) in a time range, for fan-out cold starts (core/insights/fanout.ts): few, so the index is small.
+    index('turns_cold').on(t.projectId, t.ts).where(sql`${t.state} = 1`),
   ],
 );
 

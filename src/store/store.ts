@@ -3,6 +3,7 @@
 import type { BreakCause, BreakReason, BreakRecord, CacheEvent, Prefix, TurnState } from '../core/types.js';
 import type { GapRow } from '../core/insights/ttl.js';
 import type { StreamSnapshot } from '../core/insights/chronic.js';
+import type { ColdTurn } from '../core/insights/fanout.js';
 
 /** [from, to) in epoch ms; either end may be open. */
 export interface TimeRange {
@@ -372,6 +373,13 @@ export interface Store {
   lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]>;
   /** A stream's newest turns, newest first, with their prefixes (message hashes only counted) and usage. */
   streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]>;
+  /**
+   * Turns in state cold in the range, oldest first, at most `limit`, each
+   * with its prefix key (model, tool list hash, system hash) and writes:
+   * what fan-out cold starts are found in (core/insights/fanout.ts).
+   * Filters: sessionId and agentId.
+   */
+  coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]>;
   /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
   /**

@@ -109,3 +109,22 @@ export function chronicWorkload(): CacheEvent[] {
   five('sess_healthy', (i) => ({ usage: i === 0 ? usage(0, 48_900) : usage(48_900, 200) }));
   return events;
 }
+
+/**
+ * Fan-out cold starts: in sess_fan, subagents a, b and c start 0, 2 and 5 s apart with the
+ * same prefix, each writing its 48,900 tokens (claude-sonnet-4-5): b and c write 97,800 again,
+ * 2 × 48,900 × ($3.75 − $0.30) / 1M = $0.33741. Subagent d starts a minute later (outside the
+ * window); sess_other's main starts with another system prompt. In sess_house two agents of a
+ * model with no known price start 1 s apart: 2,000 written again, unpriced.
+ */
+export function fanOutWorkload(): CacheEvent[] {
+  return [
+    turn('fa', { sessionId: 'sess_fan', agentId: 'a', at: 0 }),
+    turn('fb', { sessionId: 'sess_fan', agentId: 'b', at: 2_000 }),
+    turn('fc', { sessionId: 'sess_fan', agentId: 'c', at: 5_000 }),
+    turn('fd', { sessionId: 'sess_fan', agentId: 'd', at: 60_000 }),
+    turn('o1', { sessionId: 'sess_other', at: 1_000, systemBlockHashes: [hashString('another system')] }),
+    turn('h1', { sessionId: 'sess_house', agentId: 'a', at: 0, model: 'house-model-7', usage: usage(0, 2_000) }),
+    turn('h2', { sessionId: 'sess_house', agentId: 'b', at: 1_000, model: 'house-model-7', usage: usage(0, 2_000) }),
+  ];
+}

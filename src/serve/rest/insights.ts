@@ -6,6 +6,7 @@ import type { AppEnv, ReadDeps } from '../../app.js';
 import { readAvoidable } from '../../insights/avoidable.js';
 import { readTtlAdvice } from '../../insights/ttl.js';
 import { readChronicMisses } from '../../insights/chronic.js';
+import { readFanOuts } from '../../insights/fanout.js';
 import { readVolatileParts } from '../../insights/volatile.js';
 import { SERVICE_DETECTION } from '../../prices/index.js';
 import type { TimeRange } from '../../store/store.js';
@@ -19,6 +20,9 @@ export const INSIGHT_FILTERS = ['sessionId', 'agentId', 'model', 'provider'] as 
 export function insightRange(c: Context, now: number): TimeRange {
   return rangeOf(c, { from: now - WEEK_MS, to: now });
 }
+
+/** The prices detection uses. */
+export const pricesOf = (deps: ReadDeps) => deps.prices ?? SERVICE_DETECTION.prices;
 
 export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/insights/avoidable', async (c) => {
@@ -35,9 +39,14 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
     const { limit } = pageOf(c, 20, 200);
     return c.json(await readChronicMisses(deps.store, c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
   });
+  app.get('/v1/insights/fanout', async (c) => {
+    const range = insightRange(c, deps.now());
+    const { limit } = pageOf(c, 20, 1000);
+    return c.json(await readFanOuts(deps.store, pricesOf(deps), c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
+  });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());
-    const prices = deps.prices ?? SERVICE_DETECTION.prices;
+    const prices = pricesOf(deps);
     return c.json(await readTtlAdvice(deps.store, prices, c.var.project, range, filtersOf(c, ['sessionId', 'agentId'])));
   });
 }

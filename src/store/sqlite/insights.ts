@@ -8,7 +8,8 @@ import { toTurn } from '../../core/join.js';
 import type { Filters, StreamSums, TimeRange } from '../store.js';
 import type { Dictionary } from './dictionary.js';
 import { labelIds } from './filters.js';
-import { rowToParts, turnColumns, type TurnRow } from './rows.js';
+import { rowToParts, stateIndex, turnColumns, type TurnRow } from './rows.js';
+import type { ColdTurn } from '../../core/insights/fanout.js';
 
 /** `IN (?, ?, …)` for `values`, or nothing when there is no filter. */
 function inList(column: string, values: readonly (string | number)[] | undefined, params: (string | number)[]): string {
@@ -113,4 +114,39 @@ export function streamSnapshots(sqlite: Database.Database, dictionary: Dictionar
     if (!turn) return [];
     return [{ ts: turn.ts, model: turn.model ?? null, provider: turn.provider ?? null, prefix: turn.prefix ?? null, usage: turn.usage ?? null }];
   });
+}
+
+/** Inlined, not bound: the planner uses the partial index turns_cold only for the literal it was made with. */
+const COLD = stateIndex('cold');
+
+/** Turns in state cold in the range, oldest first, with their prefix keys (see Store.coldTurns): through the turns_cold index. */
+export function coldTurns(sqlite: Database.Database, dictionary: Dictionary, projectId: number, range: TimeRange, filters: Filters, limit: number): ColdTurn[] {
+  const params: (string | number)[] = [projectId, range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER];
+  const streamFilters = inList('s.session_id', filters.sessionId, params) + inList('s.agent_id', labelIds(dictionary, 'agent', filters.agentId), params);
+  params.push(limit);
+  const rows = sqlite
+    .prepare<(string | number)[], { request_id: string; session_id: string; agent_id: number; ts: number; model: string; provider_id: number | null; system_hash: string | null; tools_hash: string | null; write: number; write_1h: number | null }>(
+      `SELECT t.request_id, s.session_id, s.agent_id, t.ts, p.model, coalesce(t.usage_provider_id, t.snapshot_provider_id) AS provider_id,
+         p.system_hash, ts2.hash AS tools_hash, t.write, t.write_1h
+       FROM turns t
+       JOIN streams s ON s.id = t.stream_id
+       JOIN prefixes p ON p.id = t.prefix_id
+       LEFT JOIN toolsets ts2 ON ts2.id = p.toolset_id
+       WHERE t.project_id = ? AND t.state = ${COLD} AND t.ts >= ? AND t.ts < ?${streamFilters}
+       ORDER BY t.ts, t.request_id
+       LIMIT ?`,
+    )
+    .all(...params);
+  return rows.map((r) => ({
+    requestId: r.request_id,
+    sessionId: r.session_id,
+    agentId: dictionary.labelValue(r.agent_id) ?? 'main',
+    ts: r.ts,
+    model: r.model,
+    provider: dictionary.labelValue(r.provider_id) ?? '',
+    systemHash: r.system_hash,
+    toolsHash: r.tools_hash,
+    write: r.write,
+    write1h: r.write_1h ?? 0,
+  }));
 }

@@ -41,7 +41,8 @@ import {
   type WriteResult,
 } from '../store.js';
 import { Dictionary } from './dictionary.js';
-import { gapRows, lowRateStreams, streamSnapshots } from './insights.js';
+import { coldTurns, gapRows, lowRateStreams, streamSnapshots } from './insights.js';
+import type { ColdTurn } from '../../core/insights/fanout.js';
 import type { StreamSnapshot } from '../../core/insights/chronic.js';
 import type { GapRow } from '../../core/insights/ttl.js';
 import { allOf, decodeCursor, encodeCursor, filterConditions, labelIds, rangeConditions } from './filters.js';
@@ -688,6 +689,11 @@ export class SqliteStore implements Store {
     const projectId = this.dictionary.existingProject(project);
     const streamId = projectId === undefined ? undefined : this.dictionary.existingStream(projectId, sessionId, agentId);
     return streamId === undefined ? [] : streamSnapshots(this.opened.sqlite, this.dictionary, streamId, limit);
+  }
+
+  async coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]> {
+    const projectId = this.dictionary.existingProject(project);
+    return projectId === undefined ? [] : coldTurns(this.opened.sqlite, this.dictionary, projectId, range, filters, limit);
   }
 
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {
