@@ -2,7 +2,8 @@
 // tests expect is computed by hand from these turns and the price table.
 import { hashString } from '../../src/core/hash.js';
 import type { CacheEvent } from '../../src/core/types.js';
-import { MINUTE, SEED_TOOLS, tools, turn, usage } from '../core/scenario.js';
+import type { ExternalBreak } from '../../src/store/store.js';
+import { MINUTE, SEED_TOOLS, T0, tools, turn, usage } from '../core/scenario.js';
 
 const SYSTEM = (k: number, version: string) => {
   const blocks = [hashString('billing'), hashString('You are a coding agent.')];
@@ -127,4 +128,23 @@ export function fanOutWorkload(): CacheEvent[] {
     turn('h1', { sessionId: 'sess_house', agentId: 'a', at: 0, model: 'house-model-7', usage: usage(0, 2_000) }),
     turn('h2', { sessionId: 'sess_house', agentId: 'b', at: 1_000, model: 'house-model-7', usage: usage(0, 2_000) }),
   ];
+}
+
+/**
+ * Agreement: the avoidable workload with the provider's diagnosis on three breaks (o2
+ * tools_changed and d2 system_changed agree; d3 says messages_changed, cachebreak
+ * system_changed) and the harness's report on two (o2 "tools changed" agrees; m2 says
+ * "system prompt changed", cachebreak cache_control_changed).
+ */
+export function agreementWorkload(): { events: CacheEvent[]; externalBreaks: ExternalBreak[] } {
+  const diagnosis = (type: string) => ({ cache_miss_reason: { type } });
+  const events = avoidableWorkload().map((e): CacheEvent => {
+    const type = { o2: 'tools_changed', d2: 'system_changed', d3: 'messages_changed' }[e.requestId];
+    return type === undefined ? e : { ...e, diagnostics: diagnosis(type) };
+  });
+  const report = (sessionId: string, at: number, reason: string): ExternalBreak => ({
+    harness: 'claude-code', sessionId, agentId: 'main', source: 'repl_main_thread', ts: T0 + at + 10_000, reason, callNumber: null,
+    previousCacheReadTokens: null, currentCacheReadTokens: 0, cacheCreationTokens: 48_900, diffPath: null, file: null, line: null,
+  });
+  return { events, externalBreaks: [report('sess_order', MINUTE, 'tools changed (+0/-0 tools)'), report('sess_marker', MINUTE, 'system prompt changed')] };
 }

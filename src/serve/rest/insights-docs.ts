@@ -40,6 +40,13 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
   },
   {
     method: 'GET',
+    path: '/v1/insights/agreement',
+    summary:
+      "Agreement as confusion tables (docs/insights.md#agreement): cachebreak's verdict against the harness's report ([PROMPT CACHE BREAK], joined as in /v1/breaks) and against the provider's cache_miss_reason, in the shared verdicts of /v1/breaks/agreement: {harness: [cell], provider: [cell]}, cell {cachebreak, other, breaks, agrees, disagreeing (request ids of its newest breaks when it disagrees, at most 10: GET /v1/breaks/:requestId, or /breaks/:requestId in the web UI)}; breaks a side gave no verdict on are left out of its table",
+    params: PARAMS,
+  },
+  {
+    method: 'GET',
     path: '/v1/insights/ttl',
     summary:
       'TTL advice (docs/insights.md#ttl-advice): per agent and model that wrote to the cache, {agentId, model, provider, gaps: {first, within_5m, within_1h, over_1h} (turns by idle gap before them), currentTier (5m | 1h: the tier most of its writes used), advisedTier, stakeTokens (read at gaps of 5 min to 1 h under 1 h, written again under 5 m), writtenTokens, oneHourSavesUsd (what writing at 1 h instead of 5 m saved over these turns; negative: what it cost; null: unknown price), adviceSavesUsd (what the advised tier saves over the current one)}, most saved first; adviceSavesUsd (the sum over priced groups) and unpricedGroups',

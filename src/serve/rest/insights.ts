@@ -7,6 +7,7 @@ import { readAvoidable } from '../../insights/avoidable.js';
 import { readTtlAdvice } from '../../insights/ttl.js';
 import { readChronicMisses } from '../../insights/chronic.js';
 import { readFanOuts } from '../../insights/fanout.js';
+import { confusionOf } from '../../store/harness-breaks.js';
 import { readVolatileParts } from '../../insights/volatile.js';
 import { SERVICE_DETECTION } from '../../prices/index.js';
 import type { TimeRange } from '../../store/store.js';
@@ -43,6 +44,10 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
     const range = insightRange(c, deps.now());
     const { limit } = pageOf(c, 20, 1000);
     return c.json(await readFanOuts(deps.store, pricesOf(deps), c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
+  });
+  app.get('/v1/insights/agreement', async (c) => {
+    const range = insightRange(c, deps.now());
+    return c.json(await confusionOf(deps.store, c.var.project, range, filtersOf(c, INSIGHT_FILTERS)));
   });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());
