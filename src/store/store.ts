@@ -359,8 +359,8 @@ export interface Store {
   /** Sums over the whole range from the rollups, one row per group (or one row). */
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
   /**
-   * Turns with cache usage in the range, summed by agent, model, provider and
-   * gap bucket (core/insights/ttl.ts): what TTL advice is computed from.
+   * Turns with cache usage in the range, summed by stream (session and
+   * agent), model, provider and gap bucket (core/insights/ttl.ts): what TTL advice is computed from.
    * Filters: sessionId and agentId.
    */
   gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]>;

@@ -25,17 +25,17 @@ describe('TTL advice', () => {
     expect(status).toBe(200);
     expect(body.groups).toEqual([
       {
-        agentId: 'reviewer', model: 'claude-sonnet-4-5', provider: 'anthropic',
+        sessionId: 'sess_long', agentId: 'reviewer', model: 'claude-sonnet-4-5', provider: 'anthropic',
         gaps: { first: 1, within_5m: 2, within_1h: 0, over_1h: 0 },
         currentTier: '1h', advisedTier: '5m', stakeTokens: 0, writtenTokens: 50_900, oneHourSavesUsd: -0.114525, adviceSavesUsd: 0.114525,
       },
       {
-        agentId: 'main', model: 'claude-sonnet-4-5', provider: 'anthropic',
+        sessionId: 'sess_short', agentId: 'main', model: 'claude-sonnet-4-5', provider: 'anthropic',
         gaps: { first: 1, within_5m: 2, within_1h: 1, over_1h: 0 },
         currentTier: '5m', advisedTier: '1h', stakeTokens: 49_900, writtenTokens: 101_000, oneHourSavesUsd: 0.05718, adviceSavesUsd: 0.05718,
       },
       {
-        agentId: 'main', model: 'house-model-7', provider: 'anthropic',
+        sessionId: 'sess_unpriced', agentId: 'main', model: 'house-model-7', provider: 'anthropic',
         gaps: { first: 1, within_5m: 0, within_1h: 0, over_1h: 0 },
         currentTier: '5m', advisedTier: '5m', stakeTokens: 0, writtenTokens: 2_000, oneHourSavesUsd: null, adviceSavesUsd: null,
       },
@@ -44,7 +44,7 @@ describe('TTL advice', () => {
     expect(body.unpricedGroups).toBe(1);
   });
 
-  it('keeps to the agent filter and the range: a gap is measured from the previous turn in the range', async () => {
+  it('keeps to the agent filter and the range, one row per stream: a gap is measured from the previous turn in the range', async () => {
     const { store, get } = testApp();
     await store.write([{ project: 'default', events: ttlWorkload() }]);
     const reviewer = await get(`/v1/insights/ttl?from=${T0 - 60_000}&to=${NOW}&agentId=reviewer`);

@@ -138,9 +138,10 @@ export function fanOutWorkload(): CacheEvent[] {
  */
 export function agreementWorkload(): { events: CacheEvent[]; externalBreaks: ExternalBreak[] } {
   const diagnosis = (type: string) => ({ cache_miss_reason: { type } });
+  const types: Record<string, string> = { o2: 'tools_changed', d2: 'system_changed', d3: 'messages_changed' };
   const events = avoidableWorkload().map((e): CacheEvent => {
-    const type = { o2: 'tools_changed', d2: 'system_changed', d3: 'messages_changed' }[e.requestId];
-    return type === undefined ? e : { ...e, diagnostics: diagnosis(type) };
+    const type = types[e.requestId];
+    return type === undefined || e.type !== 'turn' ? e : { ...e, diagnostics: diagnosis(type) };
   });
   const report = (sessionId: string, at: number, reason: string): ExternalBreak => ({
     harness: 'claude-code', sessionId, agentId: 'main', source: 'repl_main_thread', ts: T0 + at + 10_000, reason, callNumber: null,

@@ -1,4 +1,4 @@
-// Insight 4, TTL advice: for each agent and model, the idle gaps between its
+// Insight 4, TTL advice: for each stream (session and agent) and model, the idle gaps between its
 // requests against the 5-minute and 1-hour cache tiers, and what writing at
 // the other tier would have saved or cost over the turns actually observed.
 //
@@ -31,8 +31,9 @@ export const ONE_HOUR = 60 * 60_000;
 export const GAP_BUCKETS = ['first', 'within_5m', 'within_1h', 'over_1h'] as const;
 export type GapBucket = (typeof GAP_BUCKETS)[number];
 
-/** Turns of one agent and model whose gap fell in one bucket, summed (what the store reads). */
+/** Turns of one stream and model whose gap fell in one bucket, summed (what the store reads). */
 export interface GapRow {
+  sessionId: string;
   agentId: string;
   model: string;
   provider: string;
@@ -50,6 +51,7 @@ export interface GapRow {
 export type Tier = '5m' | '1h';
 
 export interface TtlGroup {
+  sessionId: string;
   agentId: string;
   model: string;
   provider: string;
@@ -94,11 +96,11 @@ export function oneHourSaves(price: ModelPrice, stake: number, rewritten: number
 export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup): TtlAdvice {
   const groups = new Map<string, TtlGroup & { written1h: number; rewritten: number }>();
   for (const row of rows) {
-    const key = JSON.stringify([row.agentId, row.model, row.provider]);
+    const key = JSON.stringify([row.sessionId, row.agentId, row.model, row.provider]);
     let g = groups.get(key);
     if (!g) {
       g = {
-        agentId: row.agentId, model: row.model, provider: row.provider,
+        sessionId: row.sessionId, agentId: row.agentId, model: row.model, provider: row.provider,
         gaps: { first: 0, within_5m: 0, within_1h: 0, over_1h: 0 },
         currentTier: '5m', advisedTier: '5m', stakeTokens: 0, writtenTokens: 0, oneHourSavesUsd: null, adviceSavesUsd: null,
         written1h: 0, rewritten: 0,
@@ -133,6 +135,7 @@ export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup): TtlAdvi
     out.push(g);
   }
   // What following the advice saves, most first; then by name.
-  out.sort((a, b) => (b.adviceSavesUsd ?? -1) - (a.adviceSavesUsd ?? -1) || (a.agentId + a.model < b.agentId + b.model ? -1 : 1));
+  const name = (g: TtlGroup) => JSON.stringify([g.sessionId, g.agentId, g.model, g.provider]);
+  out.sort((a, b) => (b.adviceSavesUsd ?? -1) - (a.adviceSavesUsd ?? -1) || (name(a) < name(b) ? -1 : 1));
   return { groups: out, adviceSavesUsd: total / 1_000_000, unpricedGroups: unpriced };
 }

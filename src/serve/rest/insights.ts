@@ -9,7 +9,7 @@ import { readChronicMisses } from '../../insights/chronic.js';
 import { readFanOuts } from '../../insights/fanout.js';
 import { confusionOf } from '../../store/harness-breaks.js';
 import { readVolatileParts } from '../../insights/volatile.js';
-import { SERVICE_DETECTION } from '../../prices/index.js';
+import { insightPrices } from '../../insights/prices.js';
 import type { TimeRange } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
 
@@ -21,9 +21,6 @@ export const INSIGHT_FILTERS = ['sessionId', 'agentId', 'model', 'provider'] as 
 export function insightRange(c: Context, now: number): TimeRange {
   return rangeOf(c, { from: now - WEEK_MS, to: now });
 }
-
-/** The prices detection uses. */
-export const pricesOf = (deps: ReadDeps) => deps.prices ?? SERVICE_DETECTION.prices;
 
 export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/insights/avoidable', async (c) => {
@@ -43,7 +40,7 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/insights/fanout', async (c) => {
     const range = insightRange(c, deps.now());
     const { limit } = pageOf(c, 20, 1000);
-    return c.json(await readFanOuts(deps.store, pricesOf(deps), c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
+    return c.json(await readFanOuts(deps.store, insightPrices(deps.prices), c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
   });
   app.get('/v1/insights/agreement', async (c) => {
     const range = insightRange(c, deps.now());
@@ -51,7 +48,7 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());
-    const prices = pricesOf(deps);
+    const prices = insightPrices(deps.prices);
     return c.json(await readTtlAdvice(deps.store, prices, c.var.project, range, filtersOf(c, ['sessionId', 'agentId'])));
   });
 }

@@ -19,7 +19,7 @@ function inList(column: string, values: readonly (string | number)[] | undefined
 }
 
 /**
- * Turns with cache usage in the range, summed by agent, model, provider and
+ * Turns with cache usage in the range, summed by stream (session and agent), model, provider and
  * gap bucket (core/insights/ttl.ts defines the gap, stake and rewritten part).
  * The gap is from the previous turn of the same stream in the range.
  */
@@ -30,8 +30,8 @@ export function gapRows(sqlite: Database.Database, dictionary: Dictionary, proje
   const streamFilters =
     inList('s.session_id', filters.sessionId, params) + inList('s.agent_id', labelIds(dictionary, 'agent', filters.agentId), params);
   const rows = sqlite
-    .prepare<(string | number)[], { agent_id: number; model: string; provider_id: number | null; bucket: number; turns: number; stake: number; rewritten: number; written: number; written_1h: number }>(
-      `SELECT agent_id, model, provider_id,
+    .prepare<(string | number)[], { session_id: string; agent_id: number; model: string; provider_id: number | null; bucket: number; turns: number; stake: number; rewritten: number; written: number; written_1h: number }>(
+      `SELECT session_id, agent_id, model, provider_id,
          CASE WHEN gap IS NULL THEN 0 WHEN gap <= ? THEN 1 WHEN gap <= ? THEN 2 ELSE 3 END AS bucket,
          count(*) AS turns,
          sum(CASE WHEN gap IS NULL THEN 0 WHEN previous < cached THEN previous ELSE cached END) AS stake,
@@ -39,7 +39,7 @@ export function gapRows(sqlite: Database.Database, dictionary: Dictionary, proje
                   ELSE (CASE WHEN cached > read THEN cached - read ELSE 0 END) END) AS rewritten,
          sum(write) AS written, sum(coalesce(write_1h, 0)) AS written_1h
        FROM (
-         SELECT s.agent_id, coalesce(m.value, p.model, '') AS model, coalesce(t.usage_provider_id, t.snapshot_provider_id) AS provider_id,
+         SELECT s.session_id, s.agent_id, coalesce(m.value, p.model, '') AS model, coalesce(t.usage_provider_id, t.snapshot_provider_id) AS provider_id,
            t.read, t.write, t.write_1h, t.read + t.write AS cached,
            lag(t.read + t.write) OVER w AS previous,
            t.ts - lag(t.ts + CASE WHEN t.prefix_id IS NULL OR t.ttft_ms IS NULL THEN 0 WHEN t.ttft_ms > ${MAX_FLIGHT_MS} THEN ${MAX_FLIGHT_MS} ELSE t.ttft_ms END) OVER w AS gap
@@ -50,10 +50,11 @@ export function gapRows(sqlite: Database.Database, dictionary: Dictionary, proje
          WHERE s.project_id = ? AND s.last_ts >= ? AND s.first_ts < ? AND t.ts >= ? AND t.ts < ? AND t.cache_reported = 1${streamFilters}
          WINDOW w AS (PARTITION BY t.stream_id ORDER BY t.ts, t.request_id)
        ) g
-       GROUP BY agent_id, model, provider_id, bucket`,
+       GROUP BY session_id, agent_id, model, provider_id, bucket`,
     )
     .all(...params);
   return rows.map((r) => ({
+    sessionId: r.session_id,
     agentId: dictionary.labelValue(r.agent_id) ?? '',
     model: r.model,
     provider: dictionary.labelValue(r.provider_id) ?? '',
