@@ -3,42 +3,53 @@
 // The service figures are measured at each size of `--sizes` (default 1M and
 // 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
 // database, and the read figures are measured on that same file.
-// `--only proxy` measures the provider proxy alone and only prints it.
+// `--only proxy` measures the provider proxy alone and only prints it;
+// `--only insights` fills a database at each of `--sizes` and measures the
+// insight endpoints alone, and only prints them.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchCore } from './core.js';
 import { benchIngest, CONCURRENCY } from './ingest.js';
+import { benchInsights } from './insights.js';
 import { benchLatency } from './latency.js';
 import { printRows, writeResults, type Row } from './lib.js';
 import { benchOtlp } from './otlp.js';
 import { benchProxy } from './proxy.js';
 import { benchQueries } from './queries.js';
 import { benchTail } from './tail.js';
+import type { WorkloadOptions } from './workload.js';
 
 const DAY = 86_400_000;
-if (process.argv.includes('--only')) {
-  const only = process.argv[process.argv.indexOf('--only') + 1];
-  if (only !== 'proxy') throw new Error('--only: the one figure measured alone is "proxy"');
-  printRows(await benchProxy());
-  process.exit(0);
-}
 const sizesFlag = process.argv.indexOf('--sizes');
 const sizes = (sizesFlag >= 0 ? process.argv[sizesFlag + 1]! : '1000000,10000000').split(',').map(Number);
 if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1_000 || n % 1_000 !== 0)) {
   throw new Error('--sizes: a comma-separated list of turn counts, each a multiple of 1,000');
 }
 
-async function atScale(turns: number): Promise<Row[]> {
+/** A database of `turns` turns over a day, filled over HTTP, given to `measure`, then removed. */
+async function filled(turns: number, measure: (db: string, options: WorkloadOptions, ingest: Row[]) => Promise<Row[]>): Promise<Row[]> {
   const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
   try {
     const options = { turns, start: Date.parse('2026-11-29T00:00:00Z'), spanMs: DAY, concurrency: CONCURRENCY };
     const ingest = await benchIngest(dir, options);
-    return [...ingest, ...(await benchQueries(join(dir, 'cachebreak.db'), options))];
+    return await measure(join(dir, 'cachebreak.db'), options, ingest);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+if (process.argv.includes('--only')) {
+  const only = process.argv[process.argv.indexOf('--only') + 1];
+  if (only === 'proxy') printRows(await benchProxy());
+  else if (only === 'insights') for (const turns of sizes) printRows(await filled(turns, (db, options) => benchInsights(db, options)));
+  else throw new Error('--only: the figures measured alone are "proxy" and "insights"');
+  process.exit(0);
+}
+
+async function atScale(turns: number): Promise<Row[]> {
+  return filled(turns, async (db, options, ingest) => [...ingest, ...(await benchQueries(db, options)), ...(await benchInsights(db, options))]);
 }
 
 const smallest = Math.min(...sizes);

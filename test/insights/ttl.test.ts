@@ -44,14 +44,16 @@ describe('TTL advice', () => {
     expect(body.unpricedGroups).toBe(1);
   });
 
-  it('keeps to the agent filter and the range, one row per stream: a gap is measured from the previous turn in the range', async () => {
+  it('keeps to the agent filter, one row per stream, and reads the range in whole hours (the rollup is kept per hour)', async () => {
     const { store, get } = testApp();
     await store.write([{ project: 'default', events: ttlWorkload() }]);
     const reviewer = await get(`/v1/insights/ttl?from=${T0 - 60_000}&to=${NOW}&agentId=reviewer`);
-    expect(reviewer.body.groups.map((g: { agentId: string }) => g.agentId)).toEqual(['reviewer']);
-    // From s3 on: s3 is the first turn in range, s4 its one gap.
+    expect(reviewer.body.groups.map((g: { sessionId: string; agentId: string }) => [g.sessionId, g.agentId])).toEqual([['sess_long', 'reviewer']]);
+    // From 10:21 the range still takes the whole 10:00 hour, with s3's gap measured from s2.
     const late = await get(`/v1/insights/ttl?from=${T0 + 21 * 60_000}&to=${NOW}&sessionId=sess_short`);
     expect(late.body.groups).toHaveLength(1);
-    expect(late.body.groups[0].gaps).toEqual({ first: 1, within_5m: 1, within_1h: 0, over_1h: 0 });
+    expect(late.body.groups[0].gaps).toEqual({ first: 1, within_5m: 2, within_1h: 1, over_1h: 0 });
+    const after = await get(`/v1/insights/ttl?from=${T0 + 3_600_000}&to=${NOW}`);
+    expect(after.body).toEqual({ groups: [], adviceSavesUsd: 0, unpricedGroups: 0 });
   });
 });

@@ -5,8 +5,9 @@
 // Definitions (docs/insights.md#ttl-advice):
 // - A gap is the time from when a turn's cache entry was last refreshed (its
 //   start, plus its time to first token up to an hour, as SPEC §4.5 measures
-//   it) to the next turn's start in the same stream. A stream's first turn in
-//   the range has no gap.
+//   it) to the next turn's start in the same stream; both report cache usage.
+//   A stream's first such turn has none. Gaps are kept per hour of the later
+//   turn's start (gap_rollups): a range is read in whole hours.
 // - At a gap the turn's *stake* is what it could read of the previous turn's
 //   cache: min(previous read + write, this read + write). Under the 1-hour
 //   tier a gap of 5 minutes to 1 hour still reads the stake; under the
@@ -22,7 +23,9 @@
 //   wrote was written at 1 hour; the advice is the tier that comes out cheaper.
 // Only explicit caching has tiers to choose: groups that wrote nothing are
 // left out. A model without a known price gets no figure (SPEC §4.10).
+import { MAX_FLIGHT_MS } from '../history.js';
 import type { ModelPrice, PriceLookup } from '../prices.js';
+import type { Turn } from '../types.js';
 
 export const FIVE_MINUTES = 5 * 60_000;
 export const ONE_HOUR = 60 * 60_000;
@@ -82,6 +85,32 @@ export interface TtlAdvice {
 export function gapBucket(gapMs: number | null): GapBucket {
   if (gapMs === null) return 'first';
   return gapMs <= FIVE_MINUTES ? 'within_5m' : gapMs <= ONE_HOUR ? 'within_1h' : 'over_1h';
+}
+
+/** What one turn that reported cache usage adds to its stream's gaps. */
+export interface TurnGap {
+  bucket: GapBucket;
+  stake: number;
+  rewritten: number;
+}
+
+/** Whether a turn takes part in the gaps: it has usage that reported cache fields. */
+export function hasGap(turn: Turn): boolean {
+  return turn.usage?.cacheReported === true;
+}
+
+/**
+ * A turn's gap from `previous`, the stream's last earlier turn that reported
+ * cache usage (undefined: none, a first turn). Both must report cache usage.
+ */
+export function turnGap(previous: Turn | undefined, turn: Turn): TurnGap {
+  const usage = turn.usage!;
+  if (previous === undefined) return { bucket: 'first', stake: 0, rewritten: 0 };
+  const before = previous.usage!;
+  // Refreshed when it started answering, as SPEC §4.5 measures a gap; a turn known only from its usage, at its start.
+  const refreshed = previous.ts + (previous.prefix === undefined ? 0 : Math.min(previous.ttftMs ?? 0, MAX_FLIGHT_MS));
+  const stake = Math.min(before.read + before.write, usage.read + usage.write);
+  return { bucket: gapBucket(Math.max(0, turn.ts - refreshed)), stake, rewritten: Math.max(0, stake - usage.read) };
 }
 
 /** Micro-dollars, rounded once, so that figures add exactly. */

@@ -1,8 +1,7 @@
 // The insights' reads (src/insights/, core/insights/): plain SQL, no
 // SQLite-only function, so that the PostgreSQL store can run the same.
 import type Database from 'better-sqlite3';
-import { GAP_BUCKETS, FIVE_MINUTES, ONE_HOUR, type GapRow } from '../../core/insights/ttl.js';
-import { MAX_FLIGHT_MS } from '../../core/history.js';
+import { GAP_BUCKETS, ONE_HOUR, type GapRow } from '../../core/insights/ttl.js';
 import type { StreamSnapshot } from '../../core/insights/chronic.js';
 import { toTurn } from '../../core/join.js';
 import type { Filters, StreamSums, TimeRange } from '../store.js';
@@ -19,44 +18,33 @@ function inList(column: string, values: readonly (string | number)[] | undefined
 }
 
 /**
- * Turns with cache usage in the range, summed by stream (session and agent), model, provider and
- * gap bucket (core/insights/ttl.ts defines the gap, stake and rewritten part).
- * The gap is from the previous turn of the same stream in the range.
+ * Turns with cache usage in the range, summed by stream (session and agent),
+ * model, provider and gap bucket (core/insights/ttl.ts defines the gap, stake
+ * and rewritten part), from gap_rollups: the hours the range touches.
  */
 export function gapRows(sqlite: Database.Database, dictionary: Dictionary, projectId: number, range: TimeRange, filters: Filters): GapRow[] {
-  const [from, to] = [range.from ?? Number.MIN_SAFE_INTEGER, range.to ?? Number.MAX_SAFE_INTEGER];
-  // In the order of the placeholders: the bucket bounds, then the conditions.
-  const params: (string | number)[] = [FIVE_MINUTES, ONE_HOUR, projectId, from, to, from, to];
+  const params: (string | number)[] = [
+    projectId,
+    range.from === undefined ? Number.MIN_SAFE_INTEGER : Math.floor(range.from / ONE_HOUR),
+    range.to === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(range.to / ONE_HOUR),
+  ];
   const streamFilters =
     inList('s.session_id', filters.sessionId, params) + inList('s.agent_id', labelIds(dictionary, 'agent', filters.agentId), params);
   const rows = sqlite
-    .prepare<(string | number)[], { session_id: string; agent_id: number; model: string; provider_id: number | null; bucket: number; turns: number; stake: number; rewritten: number; written: number; written_1h: number }>(
-      `SELECT session_id, agent_id, model, provider_id,
-         CASE WHEN gap IS NULL THEN 0 WHEN gap <= ? THEN 1 WHEN gap <= ? THEN 2 ELSE 3 END AS bucket,
-         count(*) AS turns,
-         sum(CASE WHEN gap IS NULL THEN 0 WHEN previous < cached THEN previous ELSE cached END) AS stake,
-         sum(CASE WHEN gap IS NULL THEN 0 WHEN previous < cached THEN (CASE WHEN previous > read THEN previous - read ELSE 0 END)
-                  ELSE (CASE WHEN cached > read THEN cached - read ELSE 0 END) END) AS rewritten,
-         sum(write) AS written, sum(coalesce(write_1h, 0)) AS written_1h
-       FROM (
-         SELECT s.session_id, s.agent_id, coalesce(m.value, p.model, '') AS model, coalesce(t.usage_provider_id, t.snapshot_provider_id) AS provider_id,
-           t.read, t.write, t.write_1h, t.read + t.write AS cached,
-           lag(t.read + t.write) OVER w AS previous,
-           t.ts - lag(t.ts + CASE WHEN t.prefix_id IS NULL OR t.ttft_ms IS NULL THEN 0 WHEN t.ttft_ms > ${MAX_FLIGHT_MS} THEN ${MAX_FLIGHT_MS} ELSE t.ttft_ms END) OVER w AS gap
-         FROM streams s
-         JOIN turns t ON t.stream_id = s.id
-         LEFT JOIN labels m ON m.id = t.usage_model_id
-         LEFT JOIN prefixes p ON p.id = t.prefix_id
-         WHERE s.project_id = ? AND s.last_ts >= ? AND s.first_ts < ? AND t.ts >= ? AND t.ts < ? AND t.cache_reported = 1${streamFilters}
-         WINDOW w AS (PARTITION BY t.stream_id ORDER BY t.ts, t.request_id)
-       ) g
-       GROUP BY session_id, agent_id, model, provider_id, bucket`,
+    .prepare<(string | number)[], { session_id: string; agent_id: number; model_id: number; provider_id: number; bucket: number; turns: number; stake: number; rewritten: number; written: number; written_1h: number }>(
+      `SELECT s.session_id, s.agent_id, g.model_id, g.provider_id, g.bucket, sum(g.turns) AS turns, sum(g.stake) AS stake,
+         sum(g.rewritten) AS rewritten, sum(g.written) AS written, sum(g.written_1h) AS written_1h
+       FROM gap_rollups g
+       JOIN streams s ON s.id = g.stream_id
+       WHERE g.project_id = ? AND g.hour >= ? AND g.hour < ?${streamFilters}
+       GROUP BY s.session_id, s.agent_id, g.model_id, g.provider_id, g.bucket
+       HAVING sum(g.turns) > 0`,
     )
     .all(...params);
   return rows.map((r) => ({
     sessionId: r.session_id,
     agentId: dictionary.labelValue(r.agent_id) ?? '',
-    model: r.model,
+    model: dictionary.labelValue(r.model_id) ?? '',
     provider: dictionary.labelValue(r.provider_id) ?? '',
     bucket: GAP_BUCKETS[r.bucket]!,
     turns: r.turns,

@@ -57,6 +57,9 @@ import { placements } from '../../core/history.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
 
+/** Whether every turn's idle gap is in gap_rollups (meta key `gaps`). */
+const GAPS_VERSION = '1';
+
 /** Turns evaluated again per transaction when re-evaluating. */
 const REEVALUATION_STEP_TURNS = 20_000;
 
@@ -106,11 +109,16 @@ export class SqliteStore implements Store {
   }
 
   async needsReevaluation(): Promise<boolean> {
-    return this.rulesVersion() !== String(RULES_VERSION);
+    // Turns stored before gap_rollups existed (migrations/0011) get their gaps when evaluated again.
+    return this.rulesVersion() !== String(RULES_VERSION) || this.meta('gaps') !== GAPS_VERSION;
+  }
+
+  private meta(key: string): string | undefined {
+    return this.opened.sqlite.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
   }
 
   private rulesVersion(): string | undefined {
-    return this.opened.sqlite.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'rules'`).get()?.value;
+    return this.meta('rules');
   }
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
@@ -143,9 +151,9 @@ export class SqliteStore implements Store {
   }
 
   private recordRules(): void {
-    this.opened.sqlite
-      .prepare(`INSERT INTO meta (key, value) VALUES ('rules', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
-      .run(String(RULES_VERSION));
+    const put = this.opened.sqlite.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+    put.run('rules', String(RULES_VERSION));
+    put.run('gaps', GAPS_VERSION);
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import { getTableColumns } from 'drizzle-orm';
 import { modelFamily } from '../../core/family.js';
 import { cloneHistory, emptyHistory, fold, readyAtOf, type History } from '../../core/history.js';
+import { GAP_BUCKETS, hasGap, ONE_HOUR, turnGap, type TurnGap } from '../../core/insights/ttl.js';
 import { mergeEvent, toTurn, type TurnParts } from '../../core/join.js';
 import type { DetectionOptions } from '../../core/options.js';
 import { isMessageMarker } from '../../core/prefix.js';
@@ -84,6 +85,8 @@ interface Slot {
 
 const SUM_COLUMNS = SUM_KEYS.map((key) => getTableColumns(rollups)[key].name);
 const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'agent_id', 'state', 'reason'];
+const GAP_KEY = ['project_id', 'hour', 'stream_id', 'model_id', 'provider_id', 'bucket'];
+const GAP_SUMS = ['turns', 'stake', 'rewritten', 'written', 'written_1h'];
 
 export class Writer {
   private readonly statements;
@@ -109,6 +112,7 @@ export class Writer {
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
       'message_hashes', 'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
       'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
+      'gap_bucket', 'gap_stake', 'gap_rewritten',
     ];
     this.statements = {
       find: sqlite.prepare<[number, number, string], TurnRow>(
@@ -126,7 +130,7 @@ export class Writer {
         `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,
            write = ?, write_1h = ?, output = ?, cache_reported = ?, write_reported = ?, diagnostics = ? WHERE id = ?`,
       ),
-      setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ? WHERE id = ?'),
+      setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ?, gap_bucket = ?, gap_stake = ?, gap_rewritten = ? WHERE id = ?'),
       // Newest first: read back from a point only as far as the history before it needs.
       before: sqlite.prepare<[number, number], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts < ? ORDER BY ts DESC, request_id DESC`,
@@ -149,6 +153,11 @@ export class Writer {
       ),
       dropBreak: sqlite.prepare('DELETE FROM breaks WHERE turn_id = ?'),
       rollup: sqlite.prepare(upsert('rollups', ROLLUP_KEY)),
+      gapRollup: sqlite.prepare(
+        `INSERT INTO gap_rollups (${[...GAP_KEY, ...GAP_SUMS].join(', ')}) VALUES (${[...GAP_KEY, ...GAP_SUMS].map(() => '?').join(', ')})
+         ON CONFLICT (${GAP_KEY.join(', ')}) DO UPDATE SET ${GAP_SUMS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
+      ),
+      dropEmptyGapRollup: sqlite.prepare(`DELETE FROM gap_rollups WHERE ${GAP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       // A key whose turns all moved elsewhere is gone, not a row of zeros.
       dropEmptyRollup: sqlite.prepare(`DELETE FROM rollups WHERE ${ROLLUP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       stream: sqlite.prepare(
@@ -416,6 +425,8 @@ export class Writer {
     written: Set<Staged>,
   ): void {
     const { history, list } = evaluation;
+    // Before evaluation folds the list into it: the turn each gap is measured from.
+    let previous = lastMeasured(history);
     const evaluations = new Map<string, StreamEvaluation>();
     const turns = list.map((slot) => slot.turn);
     for (const e of evaluateOrdered(history, turns, this.options, compactions)) evaluations.set(e.requestId, e);
@@ -427,22 +438,33 @@ export class Writer {
       const stored = slot.row;
       const storedBreak = stored ? this.storedBreak(stored) : null;
       const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
+      const gap = state !== null && hasGap(slot.turn) ? turnGap(previous, slot.turn) : null;
+      if (gap) previous = slot.turn;
+      const gapColumns = gapColumnsOf(gap);
+      const gapChanged = stored !== undefined && (stored.gap_bucket !== gapColumns[0] || stored.gap_stake !== gapColumns[1] || stored.gap_rewritten !== gapColumns[2]);
       deltas.flight(streamId, slot.turn);
-      if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged) continue;
+      if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged && !gapChanged) continue;
 
       const before = stored ? this.contributionOfRow(stored, projectId) : null;
       const after = contributionOf(slot.turn, streamId, projectId, state, record, this.dictionary);
       deltas.add(before, -1);
       deltas.add(after, 1);
+      if (before && stored?.gap_bucket != null) {
+        deltas.gap(before, Math.floor(stored.ts! / ONE_HOUR), [stored.gap_bucket, stored.gap_stake ?? 0, stored.gap_rewritten ?? 0, stored.write ?? 0, stored.write_1h ?? 0], -1);
+      }
+      if (after && gap) {
+        const usage = slot.turn.usage!;
+        deltas.gap(after, Math.floor(slot.turn.ts / ONE_HOUR), [gapColumns[0]!, gap.stake, gap.rewritten, usage.write, usage.write1h], 1);
+      }
       if (state !== null && (stored?.state ?? null) === null) result.observed.push({ projectId, turn: observedTurn(slot.turn, state) });
 
       let id: number;
       if (slot.staged) {
-        id = this.store(slot.staged, state, tiers);
+        id = this.store(slot.staged, state, tiers, gapColumns);
         written.add(slot.staged);
       } else {
         id = stored!.id;
-        this.statements.setState.run(state, tiers, id);
+        this.statements.setState.run(state, tiers, ...gapColumns, id);
       }
       if (breakChanged) {
         if (record && after) {
@@ -464,7 +486,7 @@ export class Writer {
   }
 
   /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
-  private store(s: Staged, state: number | null, tiers: number | null): number {
+  private store(s: Staged, state: number | null, tiers: number | null, gap: GapColumns = NO_GAP): number {
     const snapshot = s.parts.snapshot;
     const usagePart = s.parts.usage;
     const ts = s.turn?.ts ?? null;
@@ -482,6 +504,7 @@ export class Writer {
         usagePart?.diagnostics === undefined ? null : JSON.stringify(usagePart.diagnostics),
         state,
         tiers,
+        ...gap,
       );
       return Number(inserted.lastInsertRowid);
     }
@@ -501,7 +524,9 @@ export class Writer {
         id,
       );
     }
-    if (state !== s.row.state || tiers !== s.row.tiers) this.statements.setState.run(state, tiers, id);
+    if (state !== s.row.state || tiers !== s.row.tiers || gap.some((value, i) => value !== [s.row!.gap_bucket, s.row!.gap_stake, s.row!.gap_rewritten][i])) {
+      this.statements.setState.run(state, tiers, ...gap, id);
+    }
     return id;
   }
 
@@ -540,6 +565,23 @@ export class Writer {
   }
 }
 
+/** A turn's gap as stored: bucket index, stake, rewritten; nulls for a turn without one. */
+type GapColumns = [number | null, number | null, number | null];
+const NO_GAP: GapColumns = [null, null, null];
+
+function gapColumnsOf(gap: TurnGap | null): GapColumns {
+  return gap ? [GAP_BUCKETS.indexOf(gap.bucket), gap.stake, gap.rewritten] : NO_GAP;
+}
+
+/** The stream's last turn in a history that reported cache usage: settled, or still in flight. */
+function lastMeasured(history: History): Turn | undefined {
+  let last: Turn | undefined;
+  for (const seen of [history.latest, ...history.pending]) {
+    if (seen?.candidate && (last === undefined || compareTurns(seen.turn, last) > 0)) last = seen.turn;
+  }
+  return last;
+}
+
 function observedTurn(turn: Turn, state: number): ObservedTurn {
   const usage = turn.usage!;
   return {
@@ -566,6 +608,17 @@ interface Keyed {
 /** Changes to sums, grouped so that each key is written once per call. */
 class Deltas {
   private readonly rollups = new Map<string, Keyed>();
+  /** gap_rollups changes: key (GAP_KEY), sums (GAP_SUMS). */
+  private readonly gaps = new Map<string, { key: number[]; sums: number[] }>();
+
+  /** A turn's gap, counted in (1) or out (-1): [bucket, stake, rewritten, written, written 1h]. */
+  gap(c: Contribution, hour: number, [bucket, stake, rewritten, written, written1h]: number[], sign: 1 | -1): void {
+    const key = [c.projectId, hour, c.streamId, c.modelId, c.providerId, bucket!];
+    const id = key.join('\u0000');
+    let entry = this.gaps.get(id);
+    if (!entry) this.gaps.set(id, (entry = { key, sums: [0, 0, 0, 0, 0] }));
+    [1, stake!, rewritten!, written!, written1h!].forEach((value, i) => (entry.sums[i]! += sign * value));
+  }
   private readonly streams = new Map<number, { sums: Sums; first: number; last: number; flight: number }>();
 
   add(contribution: Contribution | null, sign: 1 | -1): void {
@@ -598,11 +651,22 @@ class Deltas {
     return entry;
   }
 
-  apply(statements: { rollup: Database.Statement; dropEmptyRollup: Database.Statement; stream: Database.Statement }): void {
+  apply(statements: {
+    rollup: Database.Statement;
+    dropEmptyRollup: Database.Statement;
+    gapRollup: Database.Statement;
+    dropEmptyGapRollup: Database.Statement;
+    stream: Database.Statement;
+  }): void {
     for (const { key, sums } of this.rollups.values()) {
       if (isZero(sums)) continue;
       statements.rollup.run(...key, ...values(sums));
       if (sums.turns < 0) statements.dropEmptyRollup.run(...key);
+    }
+    for (const { key, sums } of this.gaps.values()) {
+      if (sums.every((v) => v === 0)) continue;
+      statements.gapRollup.run(...key, ...sums);
+      if (sums[0]! < 0) statements.dropEmptyGapRollup.run(...key);
     }
     for (const [id, { sums, first, last, flight }] of this.streams) {
       if (isZero(sums) && first === Infinity && flight === 0) continue;
