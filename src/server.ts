@@ -17,6 +17,7 @@ import { reevaluateLogged } from './reevaluation.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
+import type { PriceOverrides } from './prices/index.js';
 import { lockDatabase, type DatabaseLock } from './store/lock.js';
 import { SqliteStore } from './store/sqlite/store.js';
 import { Counters } from './telemetry/counters.js';
@@ -33,6 +34,8 @@ export interface ServerOptions {
   /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
   queryBodyLimit?: number;
   detection: DetectionOptions;
+  /** The price overrides behind detection's prices, for reader threads to price the insights alike. */
+  priceOverrides?: PriceOverrides;
   synchronous: 'normal' | 'full';
   project: string;
   /** Age past which raw turns are deleted; undefined keeps them. */
@@ -234,7 +237,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const readWorkers = options.readWorkers ?? 1;
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT, priceOverrides: options.priceOverrides ?? {} }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await closeStore();
