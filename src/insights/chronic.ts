@@ -4,15 +4,9 @@
 import { CAUSE_ADVICE, CHRONIC_MAX_RATE, CHRONIC_MIN_TURNS, CHRONIC_SNAPSHOTS, chronicCause, type ChronicCause } from '../core/insights/chronic.js';
 import { pricedOf, type Priced } from '../core/insights/money.js';
 import { cacheRate } from '../core/rate.js';
-import type { Filters, Store, TimeRange } from '../store/store.js';
+import type { Filters, Store, StreamSums, TimeRange } from '../store/store.js';
 
-export interface ChronicStream {
-  sessionId: string;
-  agentId: string;
-  firstSeen: number;
-  lastSeen: number;
-  turns: number;
-  measuredTurns: number;
+export interface ChronicStream extends Pick<StreamSums, 'sessionId' | 'agentId' | 'firstSeen' | 'lastSeen' | 'turns' | 'measuredTurns'> {
   cacheRate: number | null;
   /** Input it did not read from the cache: uncached + written. */
   unreadTokens: number;

@@ -9,7 +9,7 @@ import { foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Turn } from '../../src/core/types.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb } from './random-workload.js';
+import { eventsOf, requestArb, shuffled } from './random-workload.js';
 
 /** The gaps of the turns, computed from the events alone with the core's definition. */
 function expectedGaps(events: CacheEvent[]): GapRow[] {
@@ -52,10 +52,7 @@ describe('gap rollups', () => {
         fc.integer({ min: 1, max: 7 }),
         async (requests, randomness, duplicates, batchSize) => {
           const events = eventsOf(requests);
-          const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
-            .map((event) => ({ event, key: randomness.next().value }))
-            .sort((a, b) => a.key - b.key)
-            .map((x) => x.event);
+          const sent = shuffled(events, randomness, duplicates);
           const store = freshStore();
           for (let i = 0; i < sent.length; i += batchSize) await store.write([{ project: 'default', events: sent.slice(i, i + batchSize) }]);
           const expected = expectedGaps(events);
