@@ -51,7 +51,7 @@ export function insights(): Dashboard {
         ], 12).overrideByName('re-write cost', [unit('currencyUSD'), unknownPrice]),
       )
       .withPanel(
-        table('TTL advice', 'Per stream and model: turns by idle gap, and what the other cache tier would have saved. A session opens its drill-down.', 'insights-ttl', STREAMS, [
+        table('TTL advice', 'Per stream and model: turns by idle gap, and what the other cache tier would have saved. A session opens its drill-down.', 'insights-ttl', { limit: '20', ...STREAMS }, [
           ['sessionId', 'string', 'session'],
           ['agentId', 'string', 'agent'],
           ['model', 'string'],

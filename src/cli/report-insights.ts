@@ -41,8 +41,7 @@ export function insightLines(insights: Insights): string[] {
     lines.push(`    ${fanOut.advice}`);
   }
 
-  const changes = ttl.groups.filter((g) => g.advisedTier !== g.currentTier);
-  lines.push('', `TTL advice: ${changes.length === 0 ? 'every stream writes at the cheaper tier' : `${plural(changes.length, 'stream')} would have saved ${cost(ttl.adviceSavesUsd, 0)} at the other tier`}`);
+  lines.push('', `TTL advice: ${ttl.changeCount === 0 ? 'every stream writes at the cheaper tier' : `${plural(ttl.changeCount, 'stream')} would have saved ${cost(ttl.adviceSavesUsd, 0)} at the other tier`}`);
   if (ttl.groups.length > 0) {
     lines.push(
       ...table(

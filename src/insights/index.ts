@@ -31,9 +31,9 @@ export async function readInsights(store: Store, prices: PriceLookup, project: s
     readAvoidable(store, project, range, {}),
     readVolatileParts(store, project, range, {}, INSIGHT_ROWS),
     readFanOuts(store, prices, project, range, {}, INSIGHT_ROWS),
-    readTtlAdvice(store, prices, project, range, {}),
+    readTtlAdvice(store, prices, project, range, {}, INSIGHT_ROWS),
     readChronicMisses(store, project, range, {}, INSIGHT_ROWS),
     confusionOf(store, project, range, {}),
   ]);
-  return { avoidable, volatile, fanOut, ttl: { ...ttl, groups: ttl.groups.slice(0, INSIGHT_ROWS) }, chronic: chronic.streams, agreement };
+  return { avoidable, volatile, fanOut, ttl, chronic: chronic.streams, agreement };
 }

@@ -4,6 +4,6 @@ import { ttlAdvice, type TtlAdvice } from '../core/insights/ttl.js';
 import type { PriceLookup } from '../core/prices.js';
 import type { Filters, Store, TimeRange } from '../store/store.js';
 
-export async function readTtlAdvice(store: Store, prices: PriceLookup, project: string, range: TimeRange, filters: Filters): Promise<TtlAdvice> {
-  return ttlAdvice(await store.gapRows(project, range, filters), prices);
+export async function readTtlAdvice(store: Store, prices: PriceLookup, project: string, range: TimeRange, filters: Filters, limit: number): Promise<TtlAdvice> {
+  return ttlAdvice(await store.gapRows(project, range, filters), prices, limit);
 }

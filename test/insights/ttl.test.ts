@@ -41,6 +41,11 @@ describe('TTL advice', () => {
       },
     ]);
     expect(body.adviceSavesUsd).toBe(0.171705);
+    expect(body.groupCount).toBe(3);
+    // A shorter list, the totals still over every group.
+    const top = await get(`/v1/insights/ttl?from=${T0 - 60_000}&to=${NOW}&limit=1`);
+    expect(top.body).toMatchObject({ groupCount: 3, changeCount: 2, adviceSavesUsd: 0.171705, unpricedGroups: 1 });
+    expect(top.body.groups.map((g: { sessionId: string }) => g.sessionId)).toEqual(['sess_long']);
     expect(body.unpricedGroups).toBe(1);
   });
 
@@ -54,6 +59,6 @@ describe('TTL advice', () => {
     expect(late.body.groups).toHaveLength(1);
     expect(late.body.groups[0].gaps).toEqual({ first: 1, within_5m: 2, within_1h: 1, over_1h: 0 });
     const after = await get(`/v1/insights/ttl?from=${T0 + 3_600_000}&to=${NOW}`);
-    expect(after.body).toEqual({ groups: [], adviceSavesUsd: 0, unpricedGroups: 0 });
+    expect(after.body).toEqual({ groups: [], groupCount: 0, changeCount: 0, adviceSavesUsd: 0, unpricedGroups: 0 });
   });
 });

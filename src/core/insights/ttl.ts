@@ -74,7 +74,12 @@ export interface TtlGroup {
 }
 
 export interface TtlAdvice {
+  /** The first `limit` groups, most saved first. */
   groups: TtlGroup[];
+  /** Every group, not only the ones listed. */
+  groupCount: number;
+  /** Groups advised to change tier, all of them. */
+  changeCount: number;
   /** The sum of adviceSavesUsd over the priced groups. */
   adviceSavesUsd: number;
   /** Groups whose model has no known price. */
@@ -122,7 +127,7 @@ export function oneHourSaves(price: ModelPrice, stake: number, rewritten: number
   return Math.round(saved) / 1_000_000;
 }
 
-export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup): TtlAdvice {
+export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup, limit: number): TtlAdvice {
   const groups = new Map<string, TtlGroup & { written1h: number; rewritten: number }>();
   for (const row of rows) {
     const key = JSON.stringify([row.sessionId, row.agentId, row.model, row.provider]);
@@ -166,5 +171,6 @@ export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup): TtlAdvi
   // What following the advice saves, most first; then by name.
   const name = (g: TtlGroup) => JSON.stringify([g.sessionId, g.agentId, g.model, g.provider]);
   out.sort((a, b) => (b.adviceSavesUsd ?? -1) - (a.adviceSavesUsd ?? -1) || (name(a) < name(b) ? -1 : 1));
-  return { groups: out, adviceSavesUsd: total / 1_000_000, unpricedGroups: unpriced };
+  const changeCount = out.filter((g) => g.advisedTier !== g.currentTier).length;
+  return { groups: out.slice(0, limit), groupCount: out.length, changeCount, adviceSavesUsd: total / 1_000_000, unpricedGroups: unpriced };
 }

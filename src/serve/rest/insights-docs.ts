@@ -49,7 +49,7 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/insights/ttl',
     summary:
-      'TTL advice (docs/insights.md#ttl-advice): per stream (session and agent) and model that wrote to the cache, {sessionId, agentId, model, provider, gaps: {first, within_5m, within_1h, over_1h} (turns by idle gap before them), currentTier (5m | 1h: the tier most of its writes used), advisedTier, stakeTokens (read at gaps of 5 min to 1 h under 1 h, written again under 5 m), writtenTokens, oneHourSavesUsd (what writing at 1 h instead of 5 m saved over these turns; negative: what it cost; null: unknown price), adviceSavesUsd (what the advised tier saves over the current one)}, most saved first; adviceSavesUsd (the sum over priced groups) and unpricedGroups. Gaps are kept per hour: the range is read in whole hours',
-    params: { from: PARAMS.from, to: PARAMS.to, sessionId: PARAMS.sessionId, agentId: PARAMS.agentId },
+      'TTL advice (docs/insights.md#ttl-advice): per stream (session and agent) and model that wrote to the cache, {sessionId, agentId, model, provider, gaps: {first, within_5m, within_1h, over_1h} (turns by idle gap before them), currentTier (5m | 1h: the tier most of its writes used), advisedTier, stakeTokens (read at gaps of 5 min to 1 h under 1 h, written again under 5 m), writtenTokens, oneHourSavesUsd (what writing at 1 h instead of 5 m saved over these turns; negative: what it cost; null: unknown price), adviceSavesUsd (what the advised tier saves over the current one)}, most saved first, the first `limit`; groupCount (every group), changeCount (groups advised to change tier), adviceSavesUsd (the sum over the priced groups, all of them) and unpricedGroups. Gaps are kept per hour: the range is read in whole hours',
+    params: { from: PARAMS.from, to: PARAMS.to, sessionId: PARAMS.sessionId, agentId: PARAMS.agentId, limit: 'groups listed, 1–1000 (default 20)' },
   },
 ];

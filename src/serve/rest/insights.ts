@@ -48,7 +48,7 @@ export function registerInsights(app: Hono<AppEnv>, deps: ReadDeps): void {
   });
   app.get('/v1/insights/ttl', async (c) => {
     const range = insightRange(c, deps.now());
-    const prices = insightPrices(deps.prices);
-    return c.json(await readTtlAdvice(deps.store, prices, c.var.project, range, filtersOf(c, ['sessionId', 'agentId'])));
+    const { limit } = pageOf(c, 20, 1000);
+    return c.json(await readTtlAdvice(deps.store, insightPrices(deps.prices), c.var.project, range, filtersOf(c, ['sessionId', 'agentId']), limit));
   });
 }

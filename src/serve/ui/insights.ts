@@ -47,11 +47,10 @@ function body(insights: Insights, range: UiRange): Html {
     th('started', 'model', '#requests', '#written again', '#cost', 'requests'),
     fanOut.fanOutCount === 0 ? '' : fanOut.advice,
   );
-  const changes = ttl.groups.filter((g) => g.advisedTier !== g.currentTier);
   const ttlHtml = section(
     'ttl',
     'TTL advice',
-    changes.length === 0 ? 'Every stream here writes at the cheaper cache tier.' : `${count(changes.length)} streams would have saved ${usd(ttl.adviceSavesUsd)} at the other tier.`,
+    ttl.changeCount === 0 ? 'Every stream here writes at the cheaper cache tier.' : `${count(ttl.changeCount)} streams would have saved ${usd(ttl.adviceSavesUsd)} at the other tier.`,
     ttl.groups.map(
       (g) =>
         html`<tr><td>${sessionLink(g.sessionId, g.agentId)}</td><td><code>${g.model}</code></td><td class="n">${count(g.gaps.within_5m)}</td><td class="n">${count(g.gaps.within_1h)}</td><td class="n">${count(g.gaps.over_1h)}</td><td>${g.currentTier} → ${g.advisedTier}</td><td class="n">${g.oneHourSavesUsd === null ? 'unknown price' : g.oneHourSavesUsd >= 0 ? `saves ${usd(g.oneHourSavesUsd)}` : `costs ${usd(-g.oneHourSavesUsd)}`}</td></tr>`,

@@ -61,9 +61,9 @@ export const ttlQuery: GrafanaQuery = {
   name: 'insights-ttl',
   summary:
     'TTL advice per stream and model, what the advice saves first: {sessionId, agentId, model, provider, first, within5m, within1h, over1h (turns by idle gap), currentTier, advisedTier, oneHourSavesUsd (negative: 1 h costs), adviceSavesUsd (null: unknown price)}',
-  params: { ...RANGE, ...filterDocs(...STREAMS) },
+  params: { ...RANGE, limit: limitDoc(20, 1000), ...filterDocs(...STREAMS) },
   async run({ store, project, now, prices }, params) {
-    const found = await readTtlAdvice(store, insightPrices(prices), project, rangeParam(params, now), filtersParam(params, [...STREAMS]));
+    const found = await readTtlAdvice(store, insightPrices(prices), project, rangeParam(params, now), filtersParam(params, [...STREAMS]), limitParam(params, 20, 1000));
     return frame(
       'table',
       [['sessionId', 'string'], ['agentId', 'string'], ['model', 'string'], ['provider', 'string'], ['first', 'number'], ['within5m', 'number'], ['within1h', 'number'], ['over1h', 'number'], ['currentTier', 'string'], ['advisedTier', 'string'], ['oneHourSavesUsd', 'number'], ['adviceSavesUsd', 'number']],
