@@ -127,10 +127,13 @@ export function oneHourSaves(price: ModelPrice, stake: number, rewritten: number
   return Math.round(saved) / 1_000_000;
 }
 
+/** A group's identity, and its order among equal savings. */
+const groupKey = (g: Pick<TtlGroup, 'sessionId' | 'agentId' | 'model' | 'provider'>) => `${g.sessionId}\u0000${g.agentId}\u0000${g.model}\u0000${g.provider}`;
+
 export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup, limit: number): TtlAdvice {
   const groups = new Map<string, TtlGroup & { written1h: number; rewritten: number }>();
   for (const row of rows) {
-    const key = JSON.stringify([row.sessionId, row.agentId, row.model, row.provider]);
+    const key = groupKey(row);
     let g = groups.get(key);
     if (!g) {
       g = {
@@ -169,8 +172,8 @@ export function ttlAdvice(rows: readonly GapRow[], prices: PriceLookup, limit: n
     out.push(g);
   }
   // What following the advice saves, most first; then by name.
-  const name = (g: TtlGroup) => JSON.stringify([g.sessionId, g.agentId, g.model, g.provider]);
-  out.sort((a, b) => (b.adviceSavesUsd ?? -1) - (a.adviceSavesUsd ?? -1) || (name(a) < name(b) ? -1 : 1));
+  const keyed = out.map((g) => ({ g, key: groupKey(g) }));
+  keyed.sort((a, b) => (b.g.adviceSavesUsd ?? -1) - (a.g.adviceSavesUsd ?? -1) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const changeCount = out.filter((g) => g.advisedTier !== g.currentTier).length;
-  return { groups: out.slice(0, limit), groupCount: out.length, changeCount, adviceSavesUsd: total / 1_000_000, unpricedGroups: unpriced };
+  return { groups: keyed.slice(0, limit).map((k) => k.g), groupCount: out.length, changeCount, adviceSavesUsd: total / 1_000_000, unpricedGroups: unpriced };
 }

@@ -37,7 +37,7 @@ export function gapRows(sqlite: Database.Database, dictionary: Dictionary, proje
        FROM gap_rollups g
        JOIN streams s ON s.id = g.stream_id
        WHERE g.project_id = ? AND g.hour >= ? AND g.hour < ?${streamFilters}
-       GROUP BY s.session_id, s.agent_id, g.model_id, g.provider_id, g.bucket
+       GROUP BY g.stream_id, s.session_id, s.agent_id, g.model_id, g.provider_id, g.bucket
        HAVING sum(g.turns) > 0`,
     )
     .all(...params);
