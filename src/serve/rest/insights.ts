@@ -13,12 +13,12 @@ import { insightPrices } from '../../insights/prices.js';
 import type { TimeRange } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
 
-export const WEEK_MS = 7 * 86_400_000;
+const WEEK_MS = 7 * 86_400_000;
 /** The filters an insight takes: not reason, which each insight chooses itself. */
-export const INSIGHT_FILTERS = ['sessionId', 'agentId', 'model', 'provider'] as const;
+const INSIGHT_FILTERS = ['sessionId', 'agentId', 'model', 'provider'] as const;
 
 /** The range asked for; by default the last 7 days. */
-export function insightRange(c: Context, now: number): TimeRange {
+function insightRange(c: Context, now: number): TimeRange {
   return rangeOf(c, { from: now - WEEK_MS, to: now });
 }
 
