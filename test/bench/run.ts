@@ -3,14 +3,17 @@
 // The service figures are measured at each size of `--sizes` (default 1M and
 // 10M turns; `--sizes 200000` for a quick look): ingest over HTTP fills the
 // database, and the read figures are measured on that same file.
-// `--only proxy` (the provider proxy) or `--only library` (the detector
-// library's cost per call) measures that section alone and only prints it.
+// `--only proxy` (the provider proxy), `--only library` (the detector
+// library's cost per call) or `--only insights` (the insight endpoints, on a
+// database filled at each of `--sizes`) measures that section alone and only
+// prints it.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { benchCore } from './core.js';
 import { benchIngest, CONCURRENCY } from './ingest.js';
+import { benchInsights } from './insights.js';
 import { benchLatency } from './latency.js';
 import { benchLibrary } from './library.js';
 import { printRows, writeResults, type Row } from './lib.js';
@@ -18,10 +21,37 @@ import { benchOtlp } from './otlp.js';
 import { benchProxy } from './proxy.js';
 import { benchQueries } from './queries.js';
 import { benchTail } from './tail.js';
+import type { WorkloadOptions } from './workload.js';
 
 const DAY = 86_400_000;
+const sizesFlag = process.argv.indexOf('--sizes');
+const sizes = (sizesFlag >= 0 ? process.argv[sizesFlag + 1]! : '1000000,10000000').split(',').map(Number);
+if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1_000 || n % 1_000 !== 0)) {
+  throw new Error('--sizes: a comma-separated list of turn counts, each a multiple of 1,000');
+}
+
+/** A database of `turns` turns over a day, filled over HTTP, given to `measure`, then removed. */
+async function filled(turns: number, measure: (db: string, options: WorkloadOptions, ingest: Row[]) => Promise<Row[]>): Promise<Row[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
+  try {
+    const options = { turns, start: Date.parse('2026-11-29T00:00:00Z'), spanMs: DAY, concurrency: CONCURRENCY };
+    const ingest = await benchIngest(dir, options);
+    return await measure(join(dir, 'cachebreak.db'), options, ingest);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The sections measured alone with --only. */
-const ALONE: Record<string, () => Row[] | Promise<Row[]>> = { proxy: benchProxy, library: benchLibrary };
+const ALONE: Record<string, () => Row[] | Promise<Row[]>> = {
+  proxy: benchProxy,
+  library: benchLibrary,
+  insights: async () => {
+    const rows: Row[] = [];
+    for (const turns of sizes) rows.push(...(await filled(turns, (db, options) => benchInsights(db, options))));
+    return rows;
+  },
+};
 if (process.argv.includes('--only')) {
   const only = process.argv[process.argv.indexOf('--only') + 1] ?? '';
   const section = Object.hasOwn(ALONE, only) ? ALONE[only] : undefined;
@@ -29,21 +59,9 @@ if (process.argv.includes('--only')) {
   printRows(await section());
   process.exit(0);
 }
-const sizesFlag = process.argv.indexOf('--sizes');
-const sizes = (sizesFlag >= 0 ? process.argv[sizesFlag + 1]! : '1000000,10000000').split(',').map(Number);
-if (sizes.some((n) => !Number.isSafeInteger(n) || n < 1_000 || n % 1_000 !== 0)) {
-  throw new Error('--sizes: a comma-separated list of turn counts, each a multiple of 1,000');
-}
 
 async function atScale(turns: number): Promise<Row[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'cachebreak-bench-'));
-  try {
-    const options = { turns, start: Date.parse('2026-11-29T00:00:00Z'), spanMs: DAY, concurrency: CONCURRENCY };
-    const ingest = await benchIngest(dir, options);
-    return [...ingest, ...(await benchQueries(join(dir, 'cachebreak.db'), options))];
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return filled(turns, async (db, options, ingest) => [...ingest, ...(await benchQueries(db, options)), ...(await benchInsights(db, options))]);
 }
 
 const smallest = Math.min(...sizes);

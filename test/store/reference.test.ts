@@ -8,7 +8,7 @@ import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
+import { eventsOf, requestArb, shuffled, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
   Object.fromEntries(
@@ -35,10 +35,7 @@ describe('store against the reference evaluation', () => {
             return event.type === 'snapshot' ? [] : [{ ...event, usage: { ...event.usage, write } }];
           });
           const events = [...base, ...conflicting];
-          const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
-            .map((event) => ({ event, key: randomness.next().value }))
-            .sort((a, b) => a.key - b.key)
-            .map((x) => x.event);
+          const sent = shuffled(events, randomness, duplicates);
           const store = freshStore();
           let accepted = 0;
           let repeated = 0;
