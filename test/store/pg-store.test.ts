@@ -122,6 +122,7 @@ describe('PostgreSQL store', () => {
     }
     expect(await pgTables(a, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
     expect((await pgTables(a, 'prune')).reportedTokens.length).toBeGreaterThan(0);
+    expect((await pgTables(a, 'prune')).gapRollups.length).toBeGreaterThan(0);
 
     const cut = { turnsBefore: T0 + 119_000, rollupsBefore: T0 + 60_000 };
     const expected = await sqlite.prune(cut);
@@ -142,8 +143,37 @@ describe('PostgreSQL store', () => {
     const after = await pgTables(a, 'prune');
     expect(after).not.toEqual(before);
     expect(after).toEqual(sqliteTables(sqlite, 'prune'));
+
+    // Gap rollups go by whole hours: an hour past the turns' hour, every one of them.
+    const hourLater = { rollupsBefore: T0 + 3_600_000 };
+    await Promise.all([a.prune(hourLater), sqlite.prune(hourLater)]);
+    expect((await pgTables(a, 'prune')).gapRollups).toEqual([]);
+    expect(await pgTables(a, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
     await sqlite.close();
     for (const store of opened.splice(opened.indexOf(a), 2)) await store.close();
+    await own.drop();
+  });
+
+  it('builds the gaps of turns stored before gap rollups existed when the database is evaluated again', async () => {
+    const own = await freshDatabase('pggaps');
+    const pg = await open(own.url);
+    const sqlite = freshStore();
+    const batch = [{ project: 'gaps', events: eventsOf(fc.sample(requestArb, { numRuns: 30, seed: 7 })) }];
+    await Promise.all([pg.write(batch), sqlite.write(batch)]);
+    expect(await pg.needsReevaluation()).toBe(false);
+    // As a database written before migrations/pg/0003: no gaps, and no mark that they are kept.
+    await pg.sql`DELETE FROM gap_rollups`;
+    await pg.sql`UPDATE turns SET gap_bucket = NULL, gap_stake = NULL, gap_rewritten = NULL`;
+    await pg.sql`DELETE FROM meta WHERE key = 'gaps'`;
+    expect(await pg.needsReevaluation()).toBe(true);
+    expect(await pg.gapRows('gaps', {}, {})).toEqual([]);
+    await pg.reevaluate();
+    expect(await pg.needsReevaluation()).toBe(false);
+    expect((await pgTables(pg, 'gaps')).gapRollups.length).toBeGreaterThan(0);
+    expect(await pgTables(pg, 'gaps')).toEqual(sqliteTables(sqlite, 'gaps'));
+    expect(await pg.gapRows('gaps', {}, {})).toEqual(await sqlite.gapRows('gaps', {}, {}));
+    await sqlite.close();
+    await opened.splice(opened.indexOf(pg), 1)[0]!.close();
     await own.drop();
   });
 
