@@ -48,8 +48,7 @@ export type GapRowsRow = {
 export function gapRowsQuery(lookup: LabelLookup, projectId: number, range: TimeRange, filters: Filters): SQL {
   const fromHour = range.from === undefined ? Number.MIN_SAFE_INTEGER : Math.floor(range.from / ONE_HOUR);
   const toHour = range.to === undefined ? Number.MAX_SAFE_INTEGER : Math.ceil(range.to / ONE_HOUR);
-  return sql`
-    SELECT x.session_id, coalesce(a.value, '') AS agent, coalesce(m.value, '') AS model, coalesce(p.value, '') AS provider, x.bucket,
+  return sql`SELECT x.session_id, coalesce(a.value, '') AS agent, coalesce(m.value, '') AS model, coalesce(p.value, '') AS provider, x.bucket,
       x.turns, x.stake, x.rewritten, x.written, x.written_1h
     FROM (
       SELECT s.session_id, s.agent_id, g.model_id, g.provider_id, g.bucket, sum(g.turns) AS turns, sum(g.stake) AS stake,
@@ -106,8 +105,7 @@ export function lowRateStreamsQuery(
   limit: number,
   bytewise: Bytewise,
 ): SQL {
-  return sql`
-    SELECT s.session_id, coalesce(a.value, 'main') AS agent, s.first_ts, s.last_ts, s.turns, s.measured, s.unmeasured_input, s.uncached,
+  return sql`SELECT s.session_id, coalesce(a.value, 'main') AS agent, s.first_ts, s.last_ts, s.turns, s.measured, s.unmeasured_input, s.uncached,
       s.read, s.write, s.write_1h, s.output, s.breaks, s.extra_cost_micro_usd, s.unpriced
     FROM streams s
     LEFT JOIN labels a ON a.id = s.agent_id
@@ -135,8 +133,7 @@ export function streamSumsOf(r: LowRateRow): StreamSums {
 
 /** A stream's newest turns, newest first (see Store.streamSnapshots); `columns` selects a TurnRow from turns aliased `t`. */
 export function streamSnapshotsQuery(columns: string, streamId: number, limit: number, bytewise: Bytewise): SQL {
-  return sql`
-    SELECT ${sql.raw(columns)} FROM turns t WHERE t.stream_id = ${streamId} AND t.ts IS NOT NULL
+  return sql`SELECT ${sql.raw(columns)} FROM turns t WHERE t.stream_id = ${streamId} AND t.ts IS NOT NULL
     ORDER BY t.ts DESC, ${bytewise(sql.raw('t.request_id'))} DESC LIMIT ${limit}`;
 }
 
@@ -166,8 +163,7 @@ const COLD = sql.raw(String(stateIndex('cold')));
 
 /** Turns in state cold in the range, oldest first, with their prefix keys (see Store.coldTurns): through the turns_cold index. */
 export function coldTurnsQuery(lookup: LabelLookup, projectId: number, range: TimeRange, filters: Filters, limit: number, bytewise: Bytewise): SQL {
-  return sql`
-    SELECT t.request_id, s.session_id, coalesce(a.value, 'main') AS agent, t.ts, p.model, coalesce(pr.value, '') AS provider,
+  return sql`SELECT t.request_id, s.session_id, coalesce(a.value, 'main') AS agent, t.ts, p.model, coalesce(pr.value, '') AS provider,
       p.system_hash, ts2.hash AS tools_hash, t.write, t.write_1h
     FROM turns t
     JOIN streams s ON s.id = t.stream_id
