@@ -9,7 +9,7 @@ import { foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Turn } from '../../src/core/types.js';
 import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb, shuffled } from './random-workload.js';
+import { deliveryArbs, eventsOf, requestArb, shuffled } from './random-workload.js';
 
 /** The gaps of the turns, computed from the events alone with the core's definition. */
 function expectedGaps(events: CacheEvent[]): GapRow[] {
@@ -46,10 +46,7 @@ describe('gap rollups', () => {
   it('equal the gaps of the turns for any order, batching and repetition of events, and after re-evaluation', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(requestArb, { minLength: 1, maxLength: 20 }),
-        fc.infiniteStream(fc.nat()),
-        fc.array(fc.nat(), { maxLength: 6 }),
-        fc.integer({ min: 1, max: 7 }),
+        ...deliveryArbs,
         async (requests, randomness, duplicates, batchSize) => {
           const events = eventsOf(requests);
           const sent = shuffled(events, randomness, duplicates);

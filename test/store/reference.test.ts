@@ -8,7 +8,7 @@ import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb, shuffled, storedEvaluations } from './random-workload.js';
+import { deliveryArbs, eventsOf, shuffled, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
   Object.fromEntries(
@@ -22,10 +22,7 @@ describe('store against the reference evaluation', () => {
   it('gives the same states and breaks for any order, batching and repetition of events', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(requestArb, { minLength: 1, maxLength: 20 }),
-        fc.infiniteStream(fc.nat()),
-        fc.array(fc.nat(), { maxLength: 6 }),
-        fc.integer({ min: 1, max: 7 }),
+        ...deliveryArbs,
         fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 60_000 })), { maxLength: 3 }),
         async (requests, randomness, duplicates, batchSize, conflicts) => {
           const base = eventsOf(requests);
