@@ -13,7 +13,7 @@ import { PG_MIGRATIONS_FOLDER } from '../../src/store/pg/db.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb } from './random-workload.js';
+import { deliveryArbs, eventsOf, requestArb, shuffled } from './random-workload.js';
 import { T0 } from '../core/scenario.js';
 import { pgTables, sqliteTables } from './stored-tables.js';
 
@@ -40,28 +40,18 @@ describe('PostgreSQL store', () => {
     const pg = await open();
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(requestArb, { minLength: 1, maxLength: 20 }),
-        fc.infiniteStream(fc.nat()),
-        fc.array(fc.nat(), { maxLength: 6 }),
-        fc.integer({ min: 1, max: 7 }),
-        async (requests, randomness, duplicates, batchSize) => {
-          const events = eventsOf(requests);
-          const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
-            .map((event) => ({ event, key: randomness.next().value }))
-            .sort((a, b) => a.key - b.key)
-            .map((x) => x.event);
-          const project = `run${run++}`;
-          const sqlite = freshStore();
-          for (let i = 0; i < sent.length; i += batchSize) {
-            const batch = [{ project, events: sent.slice(i, i + batchSize) }];
-            const [a, b] = [await sqlite.write(batch), await pg.write(batch)];
-            expect(b).toEqual(a);
-          }
-          expect(await pgTables(pg, project)).toEqual(sqliteTables(sqlite, project));
-          await sqlite.close();
-        },
-      ),
+      fc.asyncProperty(...deliveryArbs, async (requests, randomness, duplicates, batchSize) => {
+        const sent = shuffled(eventsOf(requests), randomness, duplicates);
+        const project = `run${run++}`;
+        const sqlite = freshStore();
+        for (let i = 0; i < sent.length; i += batchSize) {
+          const batch = [{ project, events: sent.slice(i, i + batchSize) }];
+          const [a, b] = [await sqlite.write(batch), await pg.write(batch)];
+          expect(b).toEqual(a);
+        }
+        expect(await pgTables(pg, project)).toEqual(sqliteTables(sqlite, project));
+        await sqlite.close();
+      }),
       { numRuns: 60 },
     );
   });
