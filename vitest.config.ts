@@ -24,7 +24,7 @@ const STORE_TESTS = [
 ];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
-const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts'];
+const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts', 'test/insights/postgres.test.ts'];
 
 /** Store tests whose subject is SQLite itself, or nothing of the store: not run against PostgreSQL. */
 const NOT_ON_POSTGRES: Record<string, string> = {
@@ -33,6 +33,7 @@ const NOT_ON_POSTGRES: Record<string, string> = {
   'test/store/lock.test.ts': 'the lock file beside a SQLite database',
   'test/store/query-plans.test.ts': "SQLite's query plans (EXPLAIN QUERY PLAN); PostgreSQL's are test/store/pg-query-plans.test.ts",
   'test/store/schema-migrations.test.ts': 'drizzle-kit against the SQLite schema and migrations/',
+  'test/store/gap-rollups.test.ts': "rebuilds gap rollups in SQLite's tables; PostgreSQL's are compared with SQLite's by pg-store.test.ts and test/insights/postgres.test.ts",
   'test/store/sqlite-upgrade.test.ts': 'a database file written by an earlier release (SQLite only)',
   'test/e2e/migrations.test.ts': "SQLite's migration journal, and a database file written by an earlier release",
   'test/e2e/read-only-db.test.ts': 'file permissions of a SQLite database',

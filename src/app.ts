@@ -21,17 +21,21 @@ import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
 import { registerBreaks } from './serve/rest/breaks.js';
 import { registerExternalBreaks } from './serve/rest/external-breaks.js';
+import { registerInsights } from './serve/rest/insights.js';
 import { ROUTE_DOCS } from './serve/rest/docs.js';
 import { registerSessions } from './serve/rest/sessions.js';
 import { registerStats } from './serve/rest/stats.js';
 import { registerUi } from './serve/ui/index.js';
 import { InvalidQueryError, type Store } from './store/store.js';
 import type { Counters } from './telemetry/counters.js';
+import type { PriceLookup } from './core/prices.js';
 import type { Logger } from './telemetry/logfmt.js';
 import { LogThrottle } from './telemetry/throttle.js';
 
 export interface AppDeps {
   store: Store;
+  /** The prices detection uses, for the insights' dollar figures; the price database's when absent. */
+  prices?: PriceLookup;
   pipeline: Pipeline;
   counters: Counters;
   log: Logger;
@@ -60,7 +64,7 @@ export interface AppDeps {
 export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; body: BodyBudget } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
-export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now'> & { queryBodyLimit: number };
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now' | 'prices'> & { queryBodyLimit: number };
 
 let sequence = 0;
 
@@ -86,6 +90,7 @@ export function registerReads(app: Hono<AppEnv>, deps: ReadDeps): void {
   // /v1/breaks/external before /v1/breaks/:requestId, which would take it.
   registerExternalBreaks(app, deps);
   registerBreaks(app, deps);
+  registerInsights(app, deps);
   registerSessions(app, deps);
   registerStats(app, deps);
   registerGrafana(app, deps);

@@ -17,6 +17,7 @@ import { reevaluateLogged } from './reevaluation.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, httpServerOptions } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
+import type { PriceOverrides } from './prices/index.js';
 import { lockDatabase, type DatabaseLock } from './store/lock.js';
 import { isPostgresUrl, openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -34,6 +35,8 @@ export interface ServerOptions {
   /** Largest body of a read request (Grafana queries); DEFAULT_QUERY_BODY_LIMIT when absent. */
   queryBodyLimit?: number;
   detection: DetectionOptions;
+  /** The price overrides behind detection's prices, for reader threads to price the insights alike. */
+  priceOverrides?: PriceOverrides;
   synchronous: 'normal' | 'full';
   project: string;
   /** Connections to a PostgreSQL database (--pg-pool); its default when absent. */
@@ -243,7 +246,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const readWorkers = shared ? 0 : (options.readWorkers ?? 1);
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT, priceOverrides: options.priceOverrides ?? {} }, readWorkers, stderr);
   } catch (error) {
     await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
     await closeStore();
@@ -252,6 +255,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
   const app = buildApp({
     store,
+    prices: options.detection.prices,
     pipeline,
     counters,
     log,

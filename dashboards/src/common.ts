@@ -21,6 +21,7 @@ export const UIDS = {
   breaks: 'cachebreak-breaks',
   session: 'cachebreak-session',
   prometheus: 'cachebreak-prometheus',
+  insights: 'cachebreak-insights',
 } as const;
 
 export function dashboard(uid: string, title: string, description: string): DashboardBuilder {

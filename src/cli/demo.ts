@@ -34,7 +34,9 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
     'The sessions cover the 24 hours before now: main agents with interleaved subagents on Anthropic,',
     'OpenAI, Gemini, DeepSeek and DashScope models, and every break reason (an MCP server that',
     'reconnects, a re-ordered tool list, a date that changes at midnight, a model switch, a TTL',
-    'change, pruned history, idle gaps, an eviction, usage-only telemetry, compaction).',
+    'change, pruned history, idle gaps, an eviction, usage-only telemetry, compaction), and something for',
+    'every insight (docs/insights.md): subagents started side by side, a review the 1-hour TTL would have',
+    'saved, a chat bot whose prompt opens with the time, provider diagnoses that agree and one that does not.',
     'The same seed writes the same sessions: run it twice and the second run stores nothing new.',
   ].join('\n'),
   async run({ values }, io) {
@@ -84,6 +86,7 @@ export const demoCommand: Command<'db' | 'project' | 'seed'> = {
       `  the summary here:    cachebreak report ${flags}`,
       `  the API and Grafana: cachebreak serve ${flags}   (port 4318)`,
       `  the latest breaks:   curl -s 'http://127.0.0.1:4318/v1/breaks?limit=5'   (while serve runs)`,
+      `  what to change:      http://127.0.0.1:4318/insights?range=all   (while serve runs)`,
     );
     io.stdout(lines.join('\n') + '\n');
     return 0;

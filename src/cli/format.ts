@@ -14,6 +14,7 @@ export function percent(rate: number | null): string {
   return rate === null ? 'no data' : `${(rate * 100).toFixed(1)}%`;
 }
 
+/** Cents; under a cent, to the hundredth of a cent, so that a small figure does not read as $0.00. */
 export function usd(amount: number): string {
-  return `$${amount.toFixed(2)}`;
+  return `$${amount.toFixed(amount !== 0 && Math.abs(amount) < 0.01 ? 4 : 2)}`;
 }

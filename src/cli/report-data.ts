@@ -6,6 +6,8 @@ import { storedIso } from '../time.js';
 import { BREAK_REASONS, type BreakReason } from '../core/types.js';
 import { harnessAgrees, type Agreement } from '../core/verdicts.js';
 import { agreementOf, harnessReportsOf } from '../store/harness-breaks.js';
+import type { PriceLookup } from '../core/prices.js';
+import { readInsights, type Insights } from '../insights/index.js';
 import type { SessionOrder, SessionSummary, StatsRow, Store, TimeRange, TokenTotals } from '../store/store.js';
 
 /** Rows per list (top tools, worst sessions, harness reports). */
@@ -58,6 +60,8 @@ export interface Report {
   agreement: Agreement;
   /** The newest breaks the harness reported too: cachebreak's reason beside the harness's text. */
   harnessReports: { ts: string; sessionId: string; requestId: string; reason: BreakReason; harnessReason: string; agrees: boolean }[];
+  /** What to change, and what it would have saved (docs/insights.md). */
+  insights: Insights;
 }
 
 const NO_TOKENS: TokenTotals = { uncached: 0, read: 0, write: 0, write1h: 0, output: 0 };
@@ -111,9 +115,9 @@ async function harnessReports(store: Store, project: string, range: TimeRange): 
   }).slice(0, TOP);
 }
 
-export async function gatherReport(store: Store, database: string, project: string, range: TimeRange): Promise<Report> {
+export async function gatherReport(store: Store, prices: PriceLookup, database: string, project: string, range: TimeRange): Promise<Report> {
   const query = { ...range, intervalMs: ONE_BUCKET_MS, filters: {} };
-  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting], agreement, reported] = await Promise.all([
+  const [overall, byReason, sessions, tools, byCacheRate, byExtraCost, [waiting], agreement, reported, insights] = await Promise.all([
     store.stats(project, query),
     store.stats(project, { ...query, groupBy: 'reason' }),
     countSessions(store, project, range),
@@ -123,6 +127,7 @@ export async function gatherReport(store: Store, database: string, project: stri
     store.waitingUsage(project),
     agreementOf(store, project, range, {}),
     harnessReports(store, project, range),
+    readInsights(store, prices, project, range),
   ]);
   const all: StatsRow | undefined = overall[0];
   const breaks = all?.breaks ?? 0;
@@ -150,5 +155,6 @@ export async function gatherReport(store: Store, database: string, project: stri
     worstSessions: { byCacheRate, byExtraCost },
     agreement,
     harnessReports: reported,
+    insights,
   };
 }

@@ -1,26 +1,10 @@
 // The terminal rendering of a Report: aligned, sections in reading order,
 // cache rates that say "no data" rather than 0%, costs that say "unpriced"
 // rather than $0.00.
-import { printable } from '../telemetry/logfmt.js';
-import { count, percent, plural, usd } from './format.js';
+import { count, percent, plural } from './format.js';
 import type { Report, ReportSession } from './report-data.js';
-
-/** Cells hold ids and names clients chose: their control characters are escaped, never sent to the terminal. */
-function table(rows: readonly (readonly string[])[], indent = '  ', textColumns = 1): string[] {
-  rows = rows.map((row) => row.map(printable));
-  const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, cell.length)));
-  // Text columns (the first `textColumns`) read left-aligned, numbers right-aligned.
-  return rows.map(
-    (row) => indent + row.map((cell, i) => (i < textColumns ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ').trimEnd(),
-  );
-}
-
-/** SPEC §4.10: the sum over priced breaks, then the count of unpriced ones; an unknown price is never $0.00. */
-export function cost(amount: number | null, unpriced: number): string {
-  if (amount === null) return `unknown (${count(unpriced)} unpriced)`;
-  return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
-}
+import { insightLines } from './report-insights.js';
+import { cost, table } from './report-table.js';
 
 function scope(report: Report): string {
   const range =
@@ -129,5 +113,6 @@ export function renderReport(report: Report): string {
   if (report.worstSessions.byExtraCost.length > 0) {
     lines.push('', 'Worst sessions by extra cost', ...sessionRows(report.worstSessions.byExtraCost));
   }
+  lines.push(...insightLines(report.insights));
   return lines.join('\n') + '\n';
 }

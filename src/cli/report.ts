@@ -11,7 +11,7 @@ import { renderReport } from './report-text.js';
 
 export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> = {
   name: 'report',
-  summary: 'Summarise a database in the terminal: cache rate, breaks by reason, changed tools, worst sessions.',
+  summary: 'Summarise a database in the terminal: cache rate, breaks by reason, changed tools, worst sessions, what to change.',
   usage: 'report [options]',
   options: ['db', 'project', 'from', 'to', 'json'],
   details: 'Exit code: 0 with a report (also an empty one), 1 when there is no database to read, 2 for a usage error.',
@@ -33,7 +33,7 @@ export const reportCommand: Command<'db' | 'project' | 'from' | 'to' | 'json'> =
       if (await store.needsReevaluation()) {
         io.stderr(`cachebreak report: ${shownDb(values.db)} was judged by older detection rules; run \`cachebreak reevaluate --db ${shownDb(values.db)}\` (with your server's options), or start the server, to judge it by these\n`);
       }
-      report = await gatherReport(store, shownDb(values.db), values.project, range);
+      report = await gatherReport(store, SERVICE_DETECTION.prices, shownDb(values.db), values.project, range);
     } catch (error) {
       if (!(error instanceof Error && 'code' in error && String(error.code).startsWith('SQLITE_'))) throw error;
       io.stderr(`cachebreak report: cannot read ${shownDb(values.db)} as a cachebreak database: ${error.message}\n`);

@@ -72,6 +72,7 @@ export async function runServer(values: OptionValues<ServeOptionName>, io: Io, p
       maxConnections: values['max-connections'],
       headersTimeoutMs: values['headers-timeout'],
       detection: detectionOf(values),
+      priceOverrides: values.prices,
       synchronous: values.synchronous,
       project: values.project,
       retainMs: values.retain,

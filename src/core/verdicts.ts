@@ -216,6 +216,73 @@ function rate(compared: number, agreed: number): AgreementRate {
 }
 
 /**
+ * The three verdicts on one break: cachebreak's; the harness's (cachebreak's
+ * when its report names it, else the first it names, "unknown" when it names
+ * nothing we know; null without a report); the provider's (null without one).
+ */
+export function verdictsOf(
+  brk: Pick<BreakRecord, 'reason' | 'providerDiagnosis'>,
+  report: Pick<HarnessReport, 'reason'> | undefined,
+): { ours: Verdict; harness: Verdict | null; provider: Verdict | null } {
+  const ours = cachebreakVerdict(brk.reason);
+  const theirs = report === undefined ? undefined : harnessVerdicts(report.reason);
+  const harness = theirs === undefined ? null : theirs.includes(ours) ? ours : (theirs[0] ?? 'unknown');
+  return { ours, harness, provider: providerVerdict(brk.providerDiagnosis) };
+}
+
+/** One cell of a confusion table: cachebreak's verdict against the other side's, with the breaks behind it. */
+export interface ConfusionCell {
+  cachebreak: Verdict;
+  other: Verdict;
+  breaks: number;
+  /** The other side names cachebreak's verdict (harnessAgrees for the harness). */
+  agrees: boolean;
+  /** Request ids of the newest breaks of a cell that disagrees, at most CONFUSION_EXAMPLES; none for one that agrees. */
+  disagreeing: string[];
+}
+
+export interface ConfusionTables {
+  /** cachebreak's verdict against the harness's report, over the breaks a report joined. */
+  harness: ConfusionCell[];
+  /** cachebreak's verdict against the provider's cache_miss_reason, over the breaks it diagnosed. */
+  provider: ConfusionCell[];
+}
+
+export const CONFUSION_EXAMPLES = 10;
+
+/**
+ * Confusion tables: per side, the breaks by (cachebreak's verdict, the
+ * side's verdict), breaks it gave no verdict on left out; the cells that
+ * disagree name their newest breaks. Most breaks first, then by verdicts.
+ */
+export function confusionTables(
+  breaks: readonly Pick<BreakRecord, 'requestId' | 'ts' | 'reason' | 'providerDiagnosis'>[],
+  reports: ReadonlyMap<string, HarnessReport>,
+): ConfusionTables {
+  const tables = { harness: new Map<string, ConfusionCell>(), provider: new Map<string, ConfusionCell>() };
+  const newestFirst = [...breaks].sort((a, b) => b.ts - a.ts || (a.requestId < b.requestId ? -1 : 1));
+  for (const brk of newestFirst) {
+    const report = reports.get(brk.requestId);
+    const { ours, harness, provider } = verdictsOf(brk, report);
+    const sides = [
+      ['harness', harness, report !== undefined && harnessAgrees(brk.reason, report.reason)],
+      ['provider', provider, provider === ours],
+    ] as const;
+    for (const [side, other, agrees] of sides) {
+      if (other === null) continue;
+      const key = `${ours}\u0000${other}`;
+      let cell = tables[side].get(key);
+      if (!cell) tables[side].set(key, (cell = { cachebreak: ours, other, breaks: 0, agrees, disagreeing: [] }));
+      cell.breaks++;
+      if (!cell.agrees && cell.disagreeing.length < CONFUSION_EXAMPLES) cell.disagreeing.push(brk.requestId);
+    }
+  }
+  const ordered = (cells: Map<string, ConfusionCell>) =>
+    [...cells.entries()].sort(([x, a], [y, b]) => b.breaks - a.breaks || (x < y ? -1 : x > y ? 1 : 0)).map(([, cell]) => cell);
+  return { harness: ordered(tables.harness), provider: ordered(tables.provider) };
+}
+
+/**
  * How often the harness (harnessAgrees) and the provider (its one verdict is
  * cachebreak's) agree with cachebreak. A report that names nothing we know
  * shows as "unknown" in the rows. Reports joined to no break are counted apart.
@@ -228,15 +295,12 @@ export function agreement(
   const rows = new Map<string, AgreementRow>();
   let [harnessCompared, harnessAgreed, providerCompared, providerAgreed] = [0, 0, 0, 0];
   for (const brk of breaks) {
-    const ours = cachebreakVerdict(brk.reason);
     const report = reports.get(brk.requestId);
-    const theirs = report === undefined ? undefined : harnessVerdicts(report.reason);
-    const harness = theirs === undefined ? null : theirs.includes(ours) ? ours : (theirs[0] ?? 'unknown');
+    const { ours, harness, provider } = verdictsOf(brk, report);
     if (report !== undefined) {
       harnessCompared++;
       if (harnessAgrees(brk.reason, report.reason)) harnessAgreed++;
     }
-    const provider = providerVerdict(brk.providerDiagnosis);
     if (provider !== null) {
       providerCompared++;
       if (provider === ours) providerAgreed++;

@@ -2,15 +2,15 @@
 // (core/verdicts.ts joins and compares them), read through the Store: for a
 // page of break records, and for the agreement over a time range. Every read
 // is bounded.
-import { agreement, breakWindow, joinReports, reportWindow, type Agreement } from '../core/verdicts.js';
+import { agreement, breakWindow, confusionTables, joinReports, reportWindow, type Agreement, type ConfusionTables } from '../core/verdicts.js';
 import type { BreakRecord } from '../core/types.js';
 import type { ExternalBreak, Filters, Page, PageQuery, Store, TimeRange } from './store.js';
 
 const PAGE = 1000;
 /** Records read per call at most: the reports around a page of breaks, or the breaks of a range. */
-const MAX_RECORDS = 100_000;
+export const MAX_RECORDS = 100_000;
 
-async function readAll<T>(read: (page: PageQuery) => Promise<Page<T>>): Promise<T[]> {
+export async function readAll<T>(read: (page: PageQuery) => Promise<Page<T>>): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
   do {
@@ -73,6 +73,18 @@ function reportKey(r: ExternalBreak): string {
 
 /** How often the harness and the provider agree with cachebreak over the breaks of a range. */
 export async function agreementOf(store: Store, project: string, range: TimeRange, filters: Filters): Promise<Agreement> {
+  const { breaks, joined, unjoined } = await joinedOf(store, project, range, filters);
+  return agreement(breaks, joined, unjoined);
+}
+
+/** The confusion tables of cachebreak's verdicts against the harness's and the provider's over the breaks of a range. */
+export async function confusionOf(store: Store, project: string, range: TimeRange, filters: Filters): Promise<ConfusionTables> {
+  const { breaks, joined } = await joinedOf(store, project, range, filters);
+  return confusionTables(breaks, joined);
+}
+
+/** The breaks of a range, the harness report joined to each, and how many reports of the range joined none. */
+async function joinedOf(store: Store, project: string, range: TimeRange, filters: Filters) {
   const breaks = await readAll((page) => store.breaks(project, range, filters, page));
   // A loop, not Math.min(...): a range may hold more breaks than a call takes arguments.
   let [first, last] = [Infinity, -Infinity];
@@ -86,5 +98,5 @@ export async function agreementOf(store: Store, project: string, range: TimeRang
   const inRange = (r: ExternalBreak) => r.ts >= from && (range.to === undefined || r.ts < range.to);
   const scoped = (r: ExternalBreak) => filters.sessionId === undefined || filters.sessionId.includes(r.sessionId);
   const unjoined = reports.filter((r) => !used.has(r) && inRange(r) && scoped(r)).length;
-  return agreement(breaks, joined, unjoined);
+  return { breaks, joined, unjoined };
 }

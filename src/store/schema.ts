@@ -160,11 +160,21 @@ export const turns = sqliteTable(
     state: integer(),
     /** The TTL tiers of the stream's latest write after this turn (core Tiers): where evaluation resumes. */
     tiers: integer(),
+    /**
+     * Its idle gap (core/insights/ttl.ts), for a turn that reported cache
+     * usage: the GAP_BUCKETS index, the stake and its rewritten part; what it
+     * adds to gap_rollups. Null for other turns.
+     */
+    gapBucket: integer('gap_bucket'),
+    gapStake: integer('gap_stake'),
+    gapRewritten: integer('gap_rewritten'),
   },
   (t) => [
     index('turns_rid').on(t.rid),
     // Stream evaluation reads a stream in order from a point in time.
     index('turns_stream_ts').on(t.streamId, t.ts),
+    // Cold turns (state 1: nothing to read) in a time range, for fan-out cold starts (core/insights/fanout.ts): few, so the index is small.
+    index('turns_cold').on(t.projectId, t.ts).where(sql`${t.state} = 1`),
   ],
 );
 
@@ -263,6 +273,31 @@ export const rollups = sqliteTable(
   (t) => [
     uniqueIndex('rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.state, t.reason),
   ],
+);
+
+/**
+ * Per hour and stream, the turns that reported cache usage by idle-gap bucket
+ * (core/insights/ttl.ts), with their stake, rewritten part and writes: what
+ * TTL advice reads instead of the turns. Kept by the writer like rollups.
+ */
+export const gapRollups = sqliteTable(
+  'gap_rollups',
+  {
+    projectId: integer('project_id').notNull(),
+    /** Epoch hour of the turns' start (ts / 3,600,000). */
+    hour: integer().notNull(),
+    streamId: integer('stream_id').notNull(),
+    modelId: integer('model_id').notNull(),
+    providerId: integer('provider_id').notNull(),
+    /** Index into GAP_BUCKETS. */
+    bucket: integer().notNull(),
+    turns: integer().notNull().default(0),
+    stake: integer().notNull().default(0),
+    rewritten: integer().notNull().default(0),
+    written: integer().notNull().default(0),
+    written1h: integer('written_1h').notNull().default(0),
+  },
+  (t) => [uniqueIndex('gap_rollups_key').on(t.projectId, t.hour, t.streamId, t.modelId, t.providerId, t.bucket)],
 );
 
 /**

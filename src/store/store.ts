@@ -1,6 +1,9 @@
 // The one interface through which everything reaches stored data. Every call
 // is async so that another backend (PostgreSQL) can implement it unchanged.
 import type { BreakCause, BreakReason, BreakRecord, CacheEvent, Prefix, TurnState } from '../core/types.js';
+import type { GapRow } from '../core/insights/ttl.js';
+import type { StreamSnapshot } from '../core/insights/chronic.js';
+import type { ColdTurn } from '../core/insights/fanout.js';
 
 /** [from, to) in epoch ms; either end may be open. */
 export interface TimeRange {
@@ -318,6 +321,21 @@ export interface ApiKey {
   revokedMs: number | null;
 }
 
+/** A stream (session and agent) with its running sums, over its whole life. */
+export interface StreamSums extends RateTokens {
+  sessionId: string;
+  agentId: string;
+  firstSeen: number;
+  lastSeen: number;
+  turns: number;
+  /** Turns that reported cache usage: the cache rate's population. */
+  measuredTurns: number;
+  breaks: number;
+  /** Priced breaks' extra cost, in micro-dollars, and the unpriced ones. */
+  extraCostMicroUsd: number;
+  unpricedBreaks: number;
+}
+
 export interface Store {
   /** Stores several requests' events at once: all of them are durable when it resolves. */
   write(batches: readonly IngestBatch[]): Promise<WriteResult>;
@@ -340,6 +358,28 @@ export interface Store {
   stats(project: string, query: StatsQuery): Promise<StatsRow[]>;
   /** Sums over the whole range from the rollups, one row per group (or one row). */
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]>;
+  /**
+   * Turns with cache usage in the range, summed by stream (session and
+   * agent), model, provider and gap bucket (core/insights/ttl.ts): what TTL advice is computed from.
+   * Filters: sessionId and agentId.
+   */
+  gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]>;
+  /**
+   * Streams seen in the range with at least `minTurns` turns that reported
+   * cache usage and a cache rate below `maxRate` over their whole life, the
+   * most input not read (uncached + write) first (core/insights/chronic.ts).
+   * Filters: sessionId and agentId.
+   */
+  lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]>;
+  /** A stream's newest turns, newest first, with their prefixes (message hashes only counted) and usage. */
+  streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]>;
+  /**
+   * Turns in state cold in the range, oldest first, at most `limit`, each
+   * with its prefix key (model, tool list hash, system hash) and writes:
+   * what fan-out cold starts are found in (core/insights/fanout.ts).
+   * Filters: sessionId and agentId.
+   */
+  coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]>;
   /** Breaks by reason and cause (ttl_expired, likely_server_eviction or none). */
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]>;
   /**

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import postgres from 'postgres';
-import { freshDatabase, type TestDatabase } from '../pg.js';
+import { assertReachable, freshDatabase, type TestDatabase } from '../pg.js';
 import { percentile, type Row } from './lib.js';
 import { BATCH, ingestOverHttp, RAW_COLUMNS, rawValues } from './ingest.js';
 import { endpointFigure, endpointLatencies } from './queries.js';
@@ -129,6 +129,7 @@ export interface SqliteBeside {
 
 /** Every PostgreSQL figure at `options.turns`, beside SQLite's figures measured in the same run. */
 export async function benchPostgres(options: WorkloadOptions, sqlite: SqliteBeside): Promise<Row[]> {
+  await assertReachable();
   const curve = { ...options, turns: Math.min(options.turns, CURVE_TURNS) };
   const size = `${(curve.turns / 1e6).toLocaleString('en-US')}M turns`;
   const copy = await rawCopy(curve);

@@ -9,7 +9,8 @@ import type { WorkloadOptions } from './workload.js';
 const DAY = 86_400_000;
 const SAMPLES = 40;
 
-async function timed(samples: number, run: () => void | Promise<void>): Promise<number[]> {
+/** Run times in ms of `samples` runs after three warm-up runs. */
+export async function timed(samples: number, run: () => void | Promise<void>): Promise<number[]> {
   for (let i = 0; i < 3; i++) await run(); // warm-up
   const out: number[] = [];
   for (let i = 0; i < samples; i++) {

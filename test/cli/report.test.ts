@@ -59,7 +59,9 @@ describe('cachebreak report', () => {
       'worstSessions',
       'agreement',
       'harnessReports',
+      'insights',
     ]);
+    expect(Object.keys(report.insights)).toEqual(['avoidable', 'volatile', 'fanOut', 'ttl', 'chronic', 'agreement']);
     expect(report.cacheRate).toBeGreaterThan(0);
     expect(report.cacheRate).toBeLessThan(1);
     expect(report.sessions).toBeGreaterThanOrEqual(10);

@@ -77,7 +77,7 @@ describe('deploy/docker-compose.yml', () => {
     const provided = new Set((datasources.datasources as Json[]).map((d) => `${d.type} ${d.uid}`));
     const provider = (parse(readFileSync(byTarget.get('/etc/grafana/provisioning/dashboards/cachebreak.yaml')!, 'utf8')) as Json).providers[0];
     const dashboards = readdirSync(DASHBOARDS).filter((f) => f.endsWith('.json'));
-    expect(dashboards.length).toBe(4);
+    expect(dashboards.length).toBe(5);
     for (const file of dashboards) {
       expect(byTarget.get(join(provider.options.path, file)), file).toBe(join(DASHBOARDS, file));
       const named = new Set<string>();

@@ -63,8 +63,8 @@ describe('dashboards as code', () => {
     }
   });
 
-  it('has the four dashboards with fixed uids, and the provisioning defines their datasources', () => {
-    expect(Object.values(DASHBOARD_JSON).map((d) => d.uid)).toEqual(['cachebreak-overview', 'cachebreak-breaks', 'cachebreak-session', 'cachebreak-prometheus']);
+  it('has the five dashboards with fixed uids, and the provisioning defines their datasources', () => {
+    expect(Object.values(DASHBOARD_JSON).map((d) => d.uid)).toEqual(['cachebreak-overview', 'cachebreak-breaks', 'cachebreak-session', 'cachebreak-prometheus', 'cachebreak-insights']);
     expect([...PROVISIONED]).toEqual([
       ['cachebreak-infinity', 'yesoreyeram-infinity-datasource'],
       ['cachebreak-prometheus', 'prometheus'],

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoWorkload } from '../../src/cli/demo/workload.js';
-import { SERVICE_DETECTION } from '../../src/prices/index.js';
+import { priceLookup, SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startReaders } from '../../src/serve/readers/pool.js';
 import { startServer } from '../../src/server.js';
 import { SqliteStore } from '../../src/store/sqlite/store.js';
@@ -30,12 +30,21 @@ function reads(from: number, to: number): Read[] {
     { path: '/grafana/json/query', json: { range: simpodRange, intervalMs: 3_600_000, targets: [{ refId: 'A', target: 'breaks-over-time', payload: {} }] } },
     { path: '/grafana/json/variable', json: { payload: { target: 'model' }, range: simpodRange } },
     { path: '/grafana/json/variable', json: 'not an object' },
+    // Priced by the configured overrides in both.
+    { path: `/v1/insights/ttl?${range}` },
+    { path: `/grafana/insights-fanout?${range}` },
   ];
 }
 
+/** Sonnet at ten times its list price: the insights' dollars show which prices a thread used. */
+const OVERRIDES = { 'claude-sonnet-4-5': { input: 30, cacheRead: 3, cacheWrite: 37.5, cacheWrite1h: 60 } };
+
 async function answers(db: string, readWorkers: number, list: Read[]) {
   const server = await startServer(
-    { host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: SERVICE_DETECTION, synchronous: 'normal', project: 'default', readWorkers },
+    {
+      host: '127.0.0.1', port: 0, db, bodyLimit: 1 << 20, detection: { ...SERVICE_DETECTION, prices: priceLookup(OVERRIDES) }, priceOverrides: OVERRIDES,
+      synchronous: 'normal', project: 'default', readWorkers,
+    },
     () => {},
   );
   try {
@@ -69,12 +78,15 @@ describe('reader threads', () => {
     const threads = await answers(db, 2, list);
     expect(threads).toEqual(main);
     // The comparison covers data, empty answers and errors alike.
-    expect(main.map((a) => a.status)).toEqual([200, 200, 400, 200, 404, 200, 200, 200, 200, 400, 200, 200, 400]);
+    expect(main.map((a) => a.status)).toEqual([200, 200, 400, 200, 404, 200, 200, 200, 200, 400, 200, 200, 400, 200, 200]);
+    // The overrides, not the price database: a fan-out of Sonnet subagents costs ten times its list price.
+    const sonnet = (main[14]!.body as { model: string; costUsd: number; writtenAgainTokens: number }[]).find((f) => f.model === 'claude-sonnet-4-5');
+    expect(Math.abs(sonnet!.costUsd - (sonnet!.writtenAgainTokens * (37.5 - 3)) / 1_000_000)).toBeLessThanOrEqual(1e-6);
     expect(JSON.stringify(main[7]!.body)).toContain('changedToolNames');
   });
 
   it('refuse to start, with the reason, when a thread cannot open the database', async () => {
     const missing = join(tempDir(), 'missing.db');
-    await expect(startReaders({ path: missing, queryBodyLimit: 1024 }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
+    await expect(startReaders({ path: missing, queryBodyLimit: 1024, priceOverrides: {} }, 1, () => {})).rejects.toThrow('SQLITE_CANTOPEN');
   });
 });

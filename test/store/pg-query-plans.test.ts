@@ -2,8 +2,8 @@
 // SQLite ones do (query-plans.test.ts): a ranking of sessions is the first
 // rows of its index, even where most sessions tie on the ranked value; one
 // session's breaks come through the stream index; stats read the rollups
-// through their key. Plans of the statements PgReads sends, on 20,000
-// sessions.
+// through their key; cold turns come through the partial index turns_cold.
+// Plans of the statements PgReads sends, on 20,000 sessions.
 import { createHash } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,11 @@ beforeAll(async () => {
   await sql`
     INSERT INTO rollups (minute, project_id, model_id, provider_id, agent_id, state, reason, turns)
     SELECT g / 2, 1 + g % 2, 1, 2, 3, 0, '', 1 FROM generate_series(1, 40000) g`;
+  // One turn in a thousand is cold: fan-out cold starts read those alone.
+  await sql`INSERT INTO prefixes (hash, model) VALUES ('p1', 'm')`;
+  await sql`
+    INSERT INTO turns (project_id, rid, request_id, stream_id, ts, prefix_id, state, write)
+    SELECT 1 + g % 2, g, 'req-' || g, 1 + g % 40000, 1000 + g, 1, CASE WHEN g % 1000 = 0 THEN 1 ELSE 0 END, 10 FROM generate_series(1, 40000) g`;
   await sql`ANALYZE`;
 });
 
@@ -48,12 +53,13 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** The plans of the statements `read` sends that read `table`. */
-async function plansOf(table: string, read: () => Promise<unknown>): Promise<string[]> {
+/** The plans of the statements `read` sends that read `table` (or match a pattern). */
+async function plansOf(table: string | RegExp, read: () => Promise<unknown>): Promise<string[]> {
   sent.length = 0;
   await read();
   const plans: string[] = [];
-  for (const [query, params] of sent.filter(([query]) => new RegExp(`from "${table}"`, 'i').test(query))) {
+  const reads = typeof table === 'string' ? new RegExp(`from "${table}"`, 'i') : table;
+  for (const [query, params] of sent.filter(([query]) => reads.test(query))) {
     const rows = await sql.unsafe<{ 'QUERY PLAN': string }[]>(`EXPLAIN (COSTS OFF) ${query}`, params as never[]);
     plans.push(rows.map((r) => r['QUERY PLAN'].trim()).join('; '));
   }
@@ -80,6 +86,17 @@ describe('PostgreSQL query plans', () => {
     expect(plans).toHaveLength(1);
     expect(plans[0]).toMatch(/Index Scan using breaks_stream_ts on breaks/);
     expect(plans[0]).not.toMatch(/Seq Scan on breaks/);
+  });
+
+  it('find the cold turns of a range through the partial index turns_cold, not every turn', async () => {
+    let found = 0;
+    const plans = await plansOf(/from turns t/i, async () => {
+      found = (await reads.coldTurns('default', { from: 0, to: 100_000 }, {}, 100)).length;
+    });
+    expect(found).toBe(40);
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/(Index|Bitmap Index) Scan on turns_cold|Index Scan using turns_cold on turns/);
+    expect(plans[0]).not.toMatch(/Seq Scan on turns/);
   });
 
   it('read stats and totals from the rollups through their key', async () => {

@@ -1,7 +1,8 @@
 // The PostgreSQL store's reads answer exactly as the SQLite store's do: for
 // random workloads (late, repeated and moved events) and crafted ones
 // (harness reports, reported tokens, usage waiting for its snapshot, several
-// projects), every read with every filter, order, range and page.
+// projects), every read with every filter, order, range and page, the
+// insights' reads too.
 //
 // Over the same rows: what SQLite stored is copied row for row into
 // PostgreSQL, so both hold the same rows under the same ids (the sums
@@ -185,6 +186,15 @@ describe('PostgreSQL reads', () => {
           await write(pg, workload(requests), size);
           // Each store numbers its rows as its writer inserts them: the order of breaks of one instant may differ.
           await expectSameReads(sqlite, pg, requests, withoutIds);
+          // The insights' reads had something to compare: the tied sessions write and never read.
+          for (const found of [
+            await sqlite.gapRows('default', {}, {}),
+            await sqlite.lowRateStreams('default', {}, {}, 1, 1, 100),
+            await sqlite.streamSnapshots('default', 'a-tie', 'main', 10),
+            await sqlite.coldTurns('default', {}, {}, 100),
+          ]) {
+            expect(found.length).toBeGreaterThan(0);
+          }
         } finally {
           await pg.close();
           await sqlite.close();

@@ -13,7 +13,7 @@ import { PG_MIGRATIONS_FOLDER } from '../../src/store/pg/db.js';
 import { PgStore } from '../../src/store/pg/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 import { freshStore } from '../helpers.js';
-import { eventsOf, requestArb } from './random-workload.js';
+import { deliveryArbs, eventsOf, requestArb, shuffled } from './random-workload.js';
 import { T0 } from '../core/scenario.js';
 import { pgTables, sqliteTables } from './stored-tables.js';
 
@@ -40,28 +40,18 @@ describe('PostgreSQL store', () => {
     const pg = await open();
     let run = 0;
     await fc.assert(
-      fc.asyncProperty(
-        fc.array(requestArb, { minLength: 1, maxLength: 20 }),
-        fc.infiniteStream(fc.nat()),
-        fc.array(fc.nat(), { maxLength: 6 }),
-        fc.integer({ min: 1, max: 7 }),
-        async (requests, randomness, duplicates, batchSize) => {
-          const events = eventsOf(requests);
-          const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
-            .map((event) => ({ event, key: randomness.next().value }))
-            .sort((a, b) => a.key - b.key)
-            .map((x) => x.event);
-          const project = `run${run++}`;
-          const sqlite = freshStore();
-          for (let i = 0; i < sent.length; i += batchSize) {
-            const batch = [{ project, events: sent.slice(i, i + batchSize) }];
-            const [a, b] = [await sqlite.write(batch), await pg.write(batch)];
-            expect(b).toEqual(a);
-          }
-          expect(await pgTables(pg, project)).toEqual(sqliteTables(sqlite, project));
-          await sqlite.close();
-        },
-      ),
+      fc.asyncProperty(...deliveryArbs, async (requests, randomness, duplicates, batchSize) => {
+        const sent = shuffled(eventsOf(requests), randomness, duplicates);
+        const project = `run${run++}`;
+        const sqlite = freshStore();
+        for (let i = 0; i < sent.length; i += batchSize) {
+          const batch = [{ project, events: sent.slice(i, i + batchSize) }];
+          const [a, b] = [await sqlite.write(batch), await pg.write(batch)];
+          expect(b).toEqual(a);
+        }
+        expect(await pgTables(pg, project)).toEqual(sqliteTables(sqlite, project));
+        await sqlite.close();
+      }),
       { numRuns: 60 },
     );
   });
@@ -122,6 +112,7 @@ describe('PostgreSQL store', () => {
     }
     expect(await pgTables(a, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
     expect((await pgTables(a, 'prune')).reportedTokens.length).toBeGreaterThan(0);
+    expect((await pgTables(a, 'prune')).gapRollups.length).toBeGreaterThan(0);
 
     const cut = { turnsBefore: T0 + 119_000, rollupsBefore: T0 + 60_000 };
     const expected = await sqlite.prune(cut);
@@ -142,8 +133,37 @@ describe('PostgreSQL store', () => {
     const after = await pgTables(a, 'prune');
     expect(after).not.toEqual(before);
     expect(after).toEqual(sqliteTables(sqlite, 'prune'));
+
+    // Gap rollups go by whole hours: an hour past the turns' hour, every one of them.
+    const hourLater = { rollupsBefore: T0 + 3_600_000 };
+    await Promise.all([a.prune(hourLater), sqlite.prune(hourLater)]);
+    expect((await pgTables(a, 'prune')).gapRollups).toEqual([]);
+    expect(await pgTables(a, 'prune')).toEqual(sqliteTables(sqlite, 'prune'));
     await sqlite.close();
     for (const store of opened.splice(opened.indexOf(a), 2)) await store.close();
+    await own.drop();
+  });
+
+  it('builds the gaps of turns stored before gap rollups existed when the database is evaluated again', async () => {
+    const own = await freshDatabase('pggaps');
+    const pg = await open(own.url);
+    const sqlite = freshStore();
+    const batch = [{ project: 'gaps', events: eventsOf(fc.sample(requestArb, { numRuns: 30, seed: 7 })) }];
+    await Promise.all([pg.write(batch), sqlite.write(batch)]);
+    expect(await pg.needsReevaluation()).toBe(false);
+    // As a database written before migrations/pg/0003: no gaps, and no mark that they are kept.
+    await pg.sql`DELETE FROM gap_rollups`;
+    await pg.sql`UPDATE turns SET gap_bucket = NULL, gap_stake = NULL, gap_rewritten = NULL`;
+    await pg.sql`DELETE FROM meta WHERE key = 'gaps'`;
+    expect(await pg.needsReevaluation()).toBe(true);
+    expect(await pg.gapRows('gaps', {}, {})).toEqual([]);
+    await pg.reevaluate();
+    expect(await pg.needsReevaluation()).toBe(false);
+    expect((await pgTables(pg, 'gaps')).gapRollups.length).toBeGreaterThan(0);
+    expect(await pgTables(pg, 'gaps')).toEqual(sqliteTables(sqlite, 'gaps'));
+    expect(await pg.gapRows('gaps', {}, {})).toEqual(await sqlite.gapRows('gaps', {}, {}));
+    await sqlite.close();
+    await opened.splice(opened.indexOf(pg), 1)[0]!.close();
     await own.drop();
   });
 

@@ -15,12 +15,13 @@ function breakingSessions(sessions: number, turns: number) {
   );
 }
 
-/** Runs `query` and returns the plan of every statement it prepared that reads `table`. */
-async function plansOf(store: SqliteStore, table: string, query: () => Promise<unknown>): Promise<string[]> {
+/** Runs `query` and returns the plan of every statement it prepared that reads `table` (or matches a pattern). */
+async function plansOf(store: SqliteStore, table: string | RegExp, query: () => Promise<unknown>): Promise<string[]> {
+  const reads = typeof table === 'string' ? new RegExp(`^select .* from "${table}"`, 'i') : table;
   const plans: string[] = [];
   const prepare = store.sqlite.prepare.bind(store.sqlite);
   store.sqlite.prepare = ((source: string) => {
-    if (new RegExp(`^select .* from "${table}"`, 'i').test(source)) {
+    if (reads.test(source)) {
       const nulls = Array.from(source.matchAll(/\?/g), () => null); // the plan does not depend on the values
       plans.push((prepare(`EXPLAIN QUERY PLAN ${source}`).all(...nulls) as { detail: string }[]).map((r) => r.detail).join('; '));
     }
@@ -86,5 +87,17 @@ describe('query plans', () => {
     expect(await store.waitingUsage('unknown')).toEqual([{ project: 'unknown', waiting: 0 }]);
     expect(plans).toHaveLength(2);
     for (const plan of plans) expect(plan).toMatch(/^SEARCH turns USING INDEX turns_stream_ts \(stream_id=\?\)/);
+  });
+
+  it('find the cold turns of a range (fan-out cold starts) through the partial index turns_cold, not every turn', async () => {
+    const store = freshStore();
+    await store.write([{ project: 'default', events: breakingSessions(3, 30) }]);
+    let cold: { requestId: string }[] = [];
+    const plans = await plansOf(store, /^select[\s\S]* from turns t/i, async () => {
+      cold = await store.coldTurns('default', { from: 0, to: Date.parse('2030-01-01') }, {}, 100);
+    });
+    expect(cold.map((t) => t.requestId)).toEqual(['r0', 'r1', 'r2']);
+    expect(plans).toHaveLength(1);
+    expect(plans[0]).toMatch(/SEARCH t USING INDEX turns_cold/);
   });
 });

@@ -35,6 +35,22 @@ export const requestArb = fc.record({
 });
 export type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
 
+/** A delivery of random requests: the requests, the order's randomness, the events sent twice, the batch size. */
+export const deliveryArbs = [
+  fc.array(requestArb, { minLength: 1, maxLength: 20 }),
+  fc.infiniteStream(fc.nat()),
+  fc.array(fc.nat(), { maxLength: 6 }),
+  fc.integer({ min: 1, max: 7 }),
+] as const;
+
+/** Events in a random order, some of them again (`duplicates` picks which). */
+export function shuffled(events: readonly CacheEvent[], randomness: fc.Stream<number>, duplicates: readonly number[]): CacheEvent[] {
+  return [...events, ...duplicates.map((i) => events[i % events.length]!)]
+    .map((event) => ({ event, key: randomness.next().value }))
+    .sort((a, b) => a.key - b.key)
+    .map((x) => x.event);
+}
+
 export function eventsOf(requests: Request[]): CacheEvent[] {
   return requests.flatMap((r, i): CacheEvent[] => {
     const messageHashes = Array.from({ length: r.messages }, (_, m) => hashString(`${r.session}-${m}`));

@@ -19,6 +19,10 @@ export type Reader = Pick<
   | 'waitingUsage'
   | 'storedCounts'
   | 'externalBreaks'
+  | 'gapRows'
+  | 'lowRateStreams'
+  | 'streamSnapshots'
+  | 'coldTurns'
 >;
 
 const RANGES: TimeRange[] = [
@@ -27,6 +31,8 @@ const RANGES: TimeRange[] = [
   { to: T0 + 120_000 },
   // Not on minute boundaries: rollups round the range outwards, turns do not.
   { from: T0 + 30_000, to: T0 + 190_000 },
+  // Hours later: gap rollups are read in whole hours.
+  { from: T0 + 2 * 3_600_000 },
 ];
 
 const BREAK_FILTERS: Filters[] = [
@@ -108,11 +114,25 @@ export async function everyRead(r: Reader, project: string, requestIds: readonly
         await read(`totals ${groupBy} ${at} ${f}`, () => r.totals(project, { ...range, filters, ...(groupBy ? { groupBy } : {}) }));
       }
     }
+    // The insights' reads: they take the session and agent filters.
+    for (const filters of SESSION_FILTERS) {
+      const f = JSON.stringify(filters);
+      await read(`gapRows ${at} ${f}`, () => r.gapRows(project, range, filters));
+      for (const [minTurns, maxRate, limit] of [[1, 1, 100], [2, 0.5, 100], [1, 0.9, 1], [1, 0, 10]] as const) {
+        await read(`lowRateStreams ${minTurns} ${maxRate} ${limit} ${at} ${f}`, () => r.lowRateStreams(project, range, filters, minTurns, maxRate, limit));
+      }
+      for (const limit of [1, 3, 1_000]) await read(`coldTurns ${limit} ${at} ${f}`, () => r.coldTurns(project, range, filters, limit));
+    }
     for (const filters of [{}, { sessionId: ['sess-2'] }, { agentId: ['main'] }, { sessionId: ['sess-1', 's1'], agentId: ['agent:explore'] }]) {
       await read(`externalBreaks ${at} ${JSON.stringify(filters)}`, () => pages((page) => r.externalBreaks(project, range, filters, page), 2));
     }
   }
   for (const sessionId of ['s1', 's2', 'nope']) await read(`sessionTurns ${sessionId}`, () => r.sessionTurns(project, sessionId));
+  for (const [sessionId, agentId] of [['s1', 'main'], ['s2', 'sub'], ['s1', 'compact'], ['a-tie', 'main'], ['nope', 'main'], ['s1', 'nobody']]) {
+    for (const limit of [1, 3, 1_000]) {
+      await read(`streamSnapshots ${sessionId} ${agentId} ${limit}`, () => r.streamSnapshots(project, sessionId!, agentId!, limit));
+    }
+  }
   for (const requestId of [...requestIds, 'nope']) await read(`breakPrefixes ${requestId}`, () => r.breakPrefixes(project, requestId));
   await read('waitingUsage', () => r.waitingUsage(project));
   await read('waitingUsage of every project', () => r.waitingUsage());

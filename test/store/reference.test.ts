@@ -8,7 +8,7 @@ import { addUsage, emptySums } from '../../src/core/rate.js';
 import { evaluateEvents, foldEvents } from '../../src/core/stream.js';
 import type { CacheEvent, Evaluation } from '../../src/core/types.js';
 import { withFreshStore } from '../store-under-test.js';
-import { eventsOf, requestArb, storedEvaluations } from './random-workload.js';
+import { deliveryArbs, eventsOf, shuffled, storedEvaluations } from './random-workload.js';
 
 const byId = (list: Evaluation[]) =>
   Object.fromEntries(
@@ -22,10 +22,7 @@ describe('store against the reference evaluation', () => {
   it('gives the same states and breaks for any order, batching and repetition of events', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.array(requestArb, { minLength: 1, maxLength: 20 }),
-        fc.infiniteStream(fc.nat()),
-        fc.array(fc.nat(), { maxLength: 6 }),
-        fc.integer({ min: 1, max: 7 }),
+        ...deliveryArbs,
         fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 60_000 })), { maxLength: 3 }),
         async (requests, randomness, duplicates, batchSize, conflicts) => {
           const base = eventsOf(requests);
@@ -35,10 +32,7 @@ describe('store against the reference evaluation', () => {
             return event.type === 'snapshot' ? [] : [{ ...event, usage: { ...event.usage, write } }];
           });
           const events = [...base, ...conflicting];
-          const sent = [...events, ...duplicates.map((i) => events[i % events.length]!)]
-            .map((event) => ({ event, key: randomness.next().value }))
-            .sort((a, b) => a.key - b.key)
-            .map((x) => x.event);
+          const sent = shuffled(events, randomness, duplicates);
           await withFreshStore(async (store) => {
             let accepted = 0;
             let repeated = 0;

@@ -10,7 +10,8 @@ const SUMS = 'turns, measured, unmeasured_input, uncached, read, write, write_1h
 const QUERIES = {
   turns: `SELECT t.request_id, s.session_id, a.value AS agent, t.ts, p.hash AS prefix, sp.value AS snapshot_provider, t.expect_miss,
       t.message_hashes, t.message_markers, t.end_ts, t.ttft_ms, up.value AS usage_provider, um.value AS usage_model, t.uncached, t.read,
-      t.write, t.write_1h, t.output, t.cache_reported, t.write_reported, t.diagnostics, t.state, t.tiers
+      t.write, t.write_1h, t.output, t.cache_reported, t.write_reported, t.diagnostics, t.state, t.tiers, t.gap_bucket, t.gap_stake,
+      t.gap_rewritten
     FROM turns t JOIN projects pr ON pr.id = t.project_id LEFT JOIN streams s ON s.id = t.stream_id LEFT JOIN labels a ON a.id = s.agent_id
       LEFT JOIN prefixes p ON p.id = t.prefix_id LEFT JOIN labels sp ON sp.id = t.snapshot_provider_id
       LEFT JOIN labels up ON up.id = t.usage_provider_id LEFT JOIN labels um ON um.id = t.usage_model_id
@@ -37,6 +38,11 @@ const QUERIES = {
     FROM break_tool_rollups r JOIN projects pr ON pr.id = r.project_id JOIN labels m ON m.id = r.model_id
       JOIN labels pv ON pv.id = r.provider_id JOIN labels a ON a.id = r.agent_id
     WHERE pr.name = ? AND r.breaks <> 0`,
+  gapRollups: `SELECT g.hour, s.session_id, a.value AS agent, m.value AS model, pv.value AS provider, g.bucket, g.turns, g.stake, g.rewritten,
+      g.written, g.written_1h
+    FROM gap_rollups g JOIN projects pr ON pr.id = g.project_id JOIN streams s ON s.id = g.stream_id JOIN labels a ON a.id = s.agent_id
+      JOIN labels m ON m.id = g.model_id JOIN labels pv ON pv.id = g.provider_id
+    WHERE pr.name = ?`,
   reportedTokens: `SELECT r.minute, r.source, m.value AS model, r.kind, r.tokens
     FROM reported_tokens r JOIN projects pr ON pr.id = r.project_id JOIN labels m ON m.id = r.model_id WHERE pr.name = ?`,
 };

@@ -176,9 +176,25 @@ describe('web UI', () => {
     await page.close();
   });
 
+  it('shows the insights with each break one click away', { timeout: 60_000 }, async () => {
+    const { page, problems } = await openPage();
+    await page.goto(`${server.url}/`);
+    await page.locator('nav a', { hasText: 'Insights' }).click();
+    await page.waitForURL(/\/insights/);
+    for (const id of ['avoidable', 'volatile', 'fanout', 'ttl', 'chronic', 'confusion']) await page.locator(`#${id}-summary`).waitFor();
+    // The moved and changed tools of the tools session are volatile parts; the latest break that changed one opens its page.
+    const part = page.locator('#volatile tr', { hasText: CHANGED_TOOL });
+    await part.locator('a').click();
+    await page.waitForURL(/\/breaks\//);
+    expect(await page.locator('h2').first().innerText()).toMatch(/break/i);
+    await page.screenshot({ path: join(SHOTS, 'insights.png'), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('does not scroll sideways at 700 px on any view', { timeout: 60_000 }, async () => {
     const { page, problems } = await openPage(700);
-    for (const [name, path] of [['overview', '/?range=7d'], ['overview-all', '/?range=all'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3']] as const) {
+    for (const [name, path] of [['overview', '/?range=7d'], ['overview-all', '/?range=all'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3'], ['insights', '/insights?range=7d']] as const) {
       await page.goto(`${server.url}${path}`);
       expect(await noSidewaysScroll(page), name).toBe(true);
       await page.screenshot({ path: join(SHOTS, `${name}-700.png`), fullPage: true });

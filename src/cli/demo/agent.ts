@@ -78,6 +78,8 @@ export class Agent {
   ttl: Ttl | undefined;
   /** Extended thinking's token budget; undefined: off. */
   thinking: number | undefined;
+  /** The provider's cache_miss_reason type on the next response (Anthropic's diagnostics), then none again. */
+  diagnosis: string | undefined;
   compactions = 0;
   prunes = 0;
   private messages: Message[] = [];
@@ -263,7 +265,9 @@ export class Agent {
       },
       this.usageOf(outcome, output),
       end,
+      this.diagnosis === undefined ? undefined : { cache_miss_reason: { type: this.diagnosis } },
     );
+    this.diagnosis = undefined;
     this.push('answer', output);
     this.clock = end;
   }
@@ -281,14 +285,15 @@ export class Agent {
     return { uncached: outcome.total - outcome.read, read: outcome.read, write: 0, write1h: 0, output, cacheReported: true, writeReported: false };
   }
 
-  private emit(snapshot: Omit<SnapshotEvent, 'type'> & { provider: string }, usage: Usage, end: number): void {
+  private emit(snapshot: Omit<SnapshotEvent, 'type'> & { provider: string }, usage: Usage, end: number, diagnostics: unknown): void {
     const { requestId, sessionId, agentId, provider, model } = snapshot;
     const shape = this.options.shape ?? 'turn';
+    const diagnosed = diagnostics === undefined ? {} : { diagnostics };
     if (shape === 'turn') {
-      this.session.events.push({ ...snapshot, type: 'turn', usage, endTs: end });
+      this.session.events.push({ ...snapshot, type: 'turn', usage, endTs: end, ...diagnosed });
       return;
     }
     if (shape === 'split') this.session.events.push({ ...snapshot, type: 'snapshot' });
-    this.session.events.push({ type: 'usage', requestId, sessionId, agentId, ts: end, provider, model, usage });
+    this.session.events.push({ type: 'usage', requestId, sessionId, agentId, ts: end, provider, model, usage, ...diagnosed });
   }
 }

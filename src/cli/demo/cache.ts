@@ -45,8 +45,12 @@ const LOOKBACK = 20;
 
 /** One per session: sessions never share entries, so they can be simulated one after another. */
 export class ProviderCache {
-  /** namespace → hash of a prefix → when that entry expires. */
-  private readonly spaces = new Map<string, Map<string, number>>();
+  /**
+   * namespace → hash of a prefix → when that entry became readable (the end
+   * of the response that first wrote it: a request that starts earlier, side
+   * by side with the writer, finds nothing) and when it expires.
+   */
+  private readonly spaces = new Map<string, Map<string, { from: number; expires: number }>>();
 
   request(request: CacheRequest, policy: CachePolicy): CacheOutcome {
     let space = this.spaces.get(request.namespace);
@@ -65,8 +69,8 @@ export class ProviderCache {
     const reachable = (i: number) => !policy.explicit || request.markers.some((m) => i <= m && i >= m - LOOKBACK);
     let hit = -1;
     for (let i = request.blocks.length - 1; i >= 0; i--) {
-      const expires = space.get(prefixHashes[i]!);
-      if (expires !== undefined && expires >= request.start && reachable(i)) {
+      const entry = space.get(prefixHashes[i]!);
+      if (entry !== undefined && entry.from <= request.start && entry.expires >= request.start && reachable(i)) {
         hit = i;
         break;
       }
@@ -77,7 +81,9 @@ export class ProviderCache {
     let lastWritten = -1;
     for (const i of checkpoints) {
       if (prefixTokens[i]! < policy.minimum) continue;
-      space.set(prefixHashes[i]!, request.end + request.ttlMs);
+      const entry = space.get(prefixHashes[i]!);
+      const live = entry !== undefined && entry.expires >= request.start;
+      space.set(prefixHashes[i]!, { from: live ? Math.min(entry.from, request.end) : request.end, expires: request.end + request.ttlMs });
       lastWritten = Math.max(lastWritten, i);
     }
     const cached = hit >= 0 ? prefixTokens[hit]! : 0;

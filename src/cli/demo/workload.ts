@@ -111,6 +111,8 @@ const SCRIPTS: readonly Script[] = [
       // `/mcp` reconnects both servers and github answers first this time:
       // the same tools, in a different order.
       main.tools = [...BUILTIN, ...GITHUB, ...FILESYSTEM];
+      // The provider's diagnosis of the miss agrees: the tools changed.
+      main.diagnosis = 'tools_changed';
       main.work(3, deadline);
       main.delegate([{ options: general(s, SONNET, main.tools), toolTurns: s.random.int(8, 14) }]);
       main.work(4, deadline);
@@ -250,6 +252,8 @@ const SCRIPTS: readonly Script[] = [
       // The user asks the model to think harder: extended thinking changes the
       // request, which keeps tools and system cached but not the messages.
       main.thinking = 16_000;
+      // The provider names what the thinking setting invalidated (the messages), not the setting.
+      main.diagnosis = 'messages_changed';
       main.work(3, deadline);
     },
   },
@@ -313,6 +317,21 @@ const SCRIPTS: readonly Script[] = [
     },
   },
   {
+    name: 'pair-review',
+    hoursAgo: 2.8,
+    run(s, start, deadline) {
+      // Reviewing with a colleague: a few requests, then 10-20 minutes of
+      // talk before the next. The 5-minute cache expires every time; the
+      // 1-hour tier would have held it (TTL advice: switch to 1 h).
+      const main = s.agent(claudeCode(s, SONNET, [...BUILTIN, ...GITHUB]), start);
+      main.work(2, deadline);
+      for (let round = 0; round < 5 && main.clock < deadline; round++) {
+        main.wait(s.random.logUniform(10 * MINUTE, 20 * MINUTE));
+        main.work(1, deadline);
+      }
+    },
+  },
+  {
     name: 'payments-webhook',
     hoursAgo: 1.5,
     run(s, start, deadline) {
@@ -324,6 +343,48 @@ const SCRIPTS: readonly Script[] = [
     },
   },
 ];
+
+/**
+ * What the workload plants for each insight (docs/insights.md), by script
+ * name (a session id is the name and a random suffix); test/insights/demo.test.ts
+ * checks that each insight finds exactly this.
+ */
+export const DEMO_PLANTED = {
+  avoidable: {
+    /** fix-flaky-test's MCP servers reconnect in another order: every tool of both moves. */
+    stable_tool_order: { scripts: ['fix-flaky-test'], tools: [...GITHUB, ...FILESYSTEM].map((t) => t.name) },
+    /** support-bot's system prompt opens with the time: block 0 changes on every turn. nightly-docs' date changes once: an edit, not counted. */
+    volatile_block_after_breakpoint: { scripts: ['support-bot'], blocks: ['system:0'] },
+    /** No harness here moves its markers. */
+    fixed_cache_markers: { scripts: [] as string[] },
+  },
+  /** The parts whose changes broke caches: the clock and date blocks, the github tools (refactor-auth's reconnect), the postgres tools (migrate-db). */
+  volatile: {
+    parts: ['system:0', 'system:1', ...GITHUB.map((t) => t.name), ...POSTGRES.map((t) => t.name)],
+  },
+  /** Subagents started side by side with one prefix: two or more alike per delegation. */
+  fanOut: {
+    delegations: [
+      { script: 'refactor-auth', agents: 'explore', turns: 2 },
+      { script: 'fix-flaky-test', agents: 'explore', turns: 3 },
+      { script: 'ci-triage', agents: 'task', turns: 2 },
+      { script: 'ci-triage', agents: 'explore', turns: 3 },
+      { script: 'bump-deps', agents: 'explore', turns: 2 },
+      { script: 'payments-webhook', agents: 'explore', turns: 3 },
+    ],
+  },
+  /** pair-review's main stream would have saved most at 1 h; long-review, already at 1 h, is advised to stay. */
+  ttl: { toOneHour: 'pair-review', staysAtOneHour: 'long-review' },
+  /** support-bot never reads: its first system block is a clock. */
+  chronic: [{ script: 'support-bot', cause: 'leading_volatile_block' }],
+  /** The provider's diagnoses: it agrees on fix-flaky-test's tools; on think-harder it names the messages the thinking setting invalidated. */
+  agreement: {
+    provider: [
+      { script: 'fix-flaky-test', cachebreak: 'tools_changed', other: 'tools_changed' },
+      { script: 'think-harder', cachebreak: 'request_params_changed', other: 'messages_rewritten' },
+    ],
+  },
+} as const;
 
 /** Event time: request start for snapshots and turns, response end for usage. */
 function timeOf(event: CacheEvent): number {

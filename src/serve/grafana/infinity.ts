@@ -8,7 +8,7 @@ import { QUERIES } from './queries/index.js';
 export function registerInfinity(app: Hono<AppEnv>, deps: ReadDeps): void {
   for (const query of QUERIES) {
     app.get(`/grafana/${query.name}`, async (c) => {
-      const frame = await query.run({ store: deps.store, project: c.var.project, now: deps.now() }, (name) => c.req.queries(name));
+      const frame = await query.run({ store: deps.store, project: c.var.project, now: deps.now(), ...(deps.prices ? { prices: deps.prices } : {}) }, (name) => c.req.queries(name));
       return c.json(toObjects(frame));
     });
   }

@@ -1,5 +1,6 @@
 // A Grafana query: what it takes and how it runs, declared once and served
 // to both datasources (Infinity's GET /grafana/<name>, simPod's /query).
+import type { PriceLookup } from '../../core/prices.js';
 import type { Filters, Store } from '../../store/store.js';
 import type { Frame } from './frame.js';
 import type { ParamSource } from './params.js';
@@ -8,6 +9,8 @@ export interface QueryContext {
   store: Store;
   project: string;
   now: number;
+  /** The prices detection uses (the insights' dollar figures); the price database's when absent. */
+  prices?: PriceLookup;
 }
 
 export interface GrafanaQuery {

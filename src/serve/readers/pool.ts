@@ -1,6 +1,7 @@
 // Reader threads: each opens the database read-only (WAL lets readers and
 // the writer work at once) and answers the read routes, so a dashboard
 // refreshing never holds up ingest on the main thread.
+import type { PriceOverrides } from '../../prices/index.js';
 import { ThreadPool } from '../../threads/pool.js';
 
 /** A read request, whole: the main thread has already checked its key. */
@@ -22,6 +23,8 @@ export interface ReaderData {
   path: string;
   /** Largest body of a read request (Grafana queries). */
   queryBodyLimit: number;
+  /** The configured price overrides: the insights' dollars as detection prices them. */
+  priceOverrides: PriceOverrides;
 }
 
 export type ReaderPool = ThreadPool<ReadRequest, ReadReply>;

@@ -2,14 +2,14 @@
 // the requests the main thread forwards (pool.ts).
 import { workerData } from 'node:worker_threads';
 import { buildReadApp } from '../../app.js';
-import { SERVICE_DETECTION } from '../../prices/index.js';
+import { priceLookup, SERVICE_DETECTION } from '../../prices/index.js';
 import { SqliteStore } from '../../store/sqlite/store.js';
 import { serveThread, threadLogger } from '../../threads/serve.js';
 import type { ReaderData, ReadReply, ReadRequest } from './pool.js';
 
 const data = workerData as ReaderData;
 const store = new SqliteStore(data.path, SERVICE_DETECTION, { readonly: true });
-const app = buildReadApp({ store, log: threadLogger(), queryBodyLimit: data.queryBodyLimit, now: Date.now });
+const app = buildReadApp({ store, log: threadLogger(), queryBodyLimit: data.queryBodyLimit, now: Date.now, prices: priceLookup(data.priceOverrides) });
 
 serveThread<ReadRequest, ReadReply>(
   async ({ method, url, headers, body }) => {

@@ -2,6 +2,7 @@
 // API reference (docs/api.md) and GET /v1.
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
 import { UI_ROUTE_DOCS } from '../ui/docs.js';
+import { INSIGHT_ROUTE_DOCS } from './insights-docs.js';
 
 export interface RouteDoc {
   method: 'GET' | 'POST';
@@ -76,6 +77,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     summary:
       'Store harness-reported breaks (what tail --server sends): {"breaks":[{harness, sessionId, agentId, source, ts, reason, …}]}; the same report again is a duplicate. Answers {accepted, duplicates, rejected}',
   },
+  ...INSIGHT_ROUTE_DOCS,
   {
     method: 'GET',
     path: '/v1/sessions',

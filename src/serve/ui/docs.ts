@@ -12,5 +12,6 @@ export const UI_ROUTE_DOCS: RouteDoc[] = [
   { method: 'GET', path: '/sessions', summary: 'Web UI: sessions in the range, searchable by session id or agent, sortable', params: { ...RANGE, q: 'search text', order: 'recent (default) | worst_cache_rate | extra_cost' } },
   { method: 'GET', path: '/sessions/:sessionId', summary: "Web UI: a session's turns per stream, tokens per turn, breaks marked and linked" },
   { method: 'GET', path: '/breaks/:requestId', summary: "Web UI: a break as a diff of the baseline's and the turn's prefixes, the idle gap against the TTL, and the harness's and provider's verdicts" },
+  { method: 'GET', path: '/insights', summary: 'Web UI: what to change and what it would have saved (docs/insights.md): avoidable breaks, volatile prompt parts, fan-out cold starts, TTL advice, chronic misses, and the verdicts that differ from cachebreak\'s, each break one click away', params: RANGE },
   { method: 'GET', path: '/ui/:asset', summary: 'Web UI static files (uplot.js, uplot.css, ui.js), cacheable for a day' },
 ];

@@ -5,6 +5,7 @@ import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { registerAssets } from './assets.js';
 import { registerBreakPage } from './break.js';
+import { registerInsightsPage } from './insights.js';
 import { registerOverview } from './overview.js';
 import { registerSessionPage } from './session.js';
 import { registerSessionList } from './sessions.js';
@@ -15,4 +16,5 @@ export function registerUi(app: Hono<AppEnv>, deps: ReadDeps): void {
   registerSessionList(app, deps);
   registerSessionPage(app, deps);
   registerBreakPage(app, deps);
+  registerInsightsPage(app, deps);
 }

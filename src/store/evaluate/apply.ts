@@ -11,6 +11,7 @@ import { TURN_STATES, type BreakRecord, type Turn } from '../../core/types.js';
 import { SUM_KEYS, type Sums } from '../schema.js';
 import { contributionOf, encodeMessageHashes, rowToParts, stateIndex, type Contribution, type TurnRow } from '../sqlite/rows.js';
 import type { ObservedTurn } from '../store.js';
+import { GapDeltas, GapMeter, sameGap, storedGap, type GapColumns } from './gaps.js';
 import type { Names } from './names.js';
 import type { Slot } from './plan.js';
 import type { Staged } from './staging.js';
@@ -26,9 +27,10 @@ export interface Changes {
 
 /** How a store writes what an evaluation changed, in the write's transaction. */
 export interface RowSink {
-  /** Writes a staged turn (new or changed) with its state; returns its id. */
-  store(staged: Staged, state: number | null, tiers: number | null): number;
-  setState(id: number, state: number | null, tiers: number | null): void;
+  /** Writes a staged turn (new or changed) with its state and gap; returns its id. */
+  store(staged: Staged, state: number | null, tiers: number | null, gap: GapColumns): number;
+  /** Sets a stored turn's state and gap (the columns evaluation computes). */
+  setState(id: number, state: number | null, tiers: number | null, gap: GapColumns): void;
   putBreak(id: number, streamId: number, ts: number, contribution: Contribution, record: BreakRecord): void;
   dropBreak(id: number): void;
   /** The break record stored for a row in state miss. */
@@ -49,6 +51,8 @@ export function applyEvaluation(
   written: Set<Staged>,
 ): void {
   const { history, list } = evaluation;
+  // Before evaluation folds the list into it: the turn the first gap is measured from.
+  const gaps = new GapMeter(history);
   const evaluations = new Map<string, StreamEvaluation>();
   const turns = list.map((slot) => slot.turn);
   for (const e of evaluateOrdered(history, turns, options, compactions)) evaluations.set(e.requestId, e);
@@ -60,22 +64,25 @@ export function applyEvaluation(
     const stored = slot.row;
     const storedBreak = stored?.state === MISS_STATE ? sink.storedBreak(stored) : null;
     const breakChanged = JSON.stringify(storedBreak) !== JSON.stringify(record);
+    const gap = gaps.next(slot.turn, state);
     deltas.flight(streamId, slot.turn);
-    if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged) continue;
+    if (!slot.staged && state === stored?.state && tiers === stored.tiers && !breakChanged && sameGap(gap, storedGap(stored))) continue;
 
     const before = stored ? contributionOfRow(stored, projectId, storedBreak, names) : null;
     const after = contributionOf(slot.turn, streamId, projectId, state, record, names);
     deltas.add(before, -1);
     deltas.add(after, 1);
+    if (before) deltas.gaps.add(before, stored!.ts!, storedGap(stored!), stored!.write ?? 0, stored!.write_1h ?? 0, -1);
+    if (after) deltas.gaps.add(after, slot.turn.ts, gap, slot.turn.usage!.write, slot.turn.usage!.write1h, 1);
     if (state !== null && (stored?.state ?? null) === null) changes.observed.push({ projectId, turn: observedTurn(slot.turn, state) });
 
     let id: number;
     if (slot.staged) {
-      id = sink.store(slot.staged, state, tiers);
+      id = sink.store(slot.staged, state, tiers, gap);
       written.add(slot.staged);
     } else {
       id = stored!.id;
-      sink.setState(id, state, tiers);
+      sink.setState(id, state, tiers, gap);
     }
     if (breakChanged) {
       if (record && after) {
@@ -90,6 +97,11 @@ export function applyEvaluation(
 }
 
 const MISS_STATE = stateIndex('miss');
+
+/** Whether what evaluation computes of a turn (state, tiers, gap) differs from what its row holds. */
+export function evaluatedChanged(row: TurnRow, state: number | null, tiers: number | null, gap: GapColumns): boolean {
+  return state !== row.state || tiers !== row.tiers || !sameGap(gap, storedGap(row));
+}
 
 function contributionOfRow(row: TurnRow, projectId: number, storedBreak: BreakRecord | null, names: Names): Contribution | null {
   if (row.state === null || row.stream_id === null) return null;
@@ -171,6 +183,8 @@ export const ROLLUP_KEY = ['project_id', 'minute', 'model_id', 'provider_id', 'a
 /** Changes to sums, grouped so that each key is written once per write. */
 export class Deltas {
   private readonly rollups = new Map<string, Keyed>();
+  /** gap_rollups changes. */
+  readonly gaps = new GapDeltas();
   private readonly streams = new Map<number, { sums: Sums; first: number; last: number; flight: number }>();
 
   add(contribution: Contribution | null, sign: 1 | -1): void {

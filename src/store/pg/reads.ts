@@ -3,7 +3,7 @@
 // (../summaries.ts), so that both stores give the same answers. Text is
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
-import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column, type SQL } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import type postgres from 'postgres';
 import { toTurn } from '../../core/join.js';
@@ -25,6 +25,7 @@ import type {
   StatsQuery,
   StatsRow,
   StoredCounts,
+  StreamSums,
   TimeRange,
   TotalsQuery,
   TotalsRow,
@@ -46,6 +47,22 @@ import {
   type StoredCountsRow,
 } from '../summaries.js';
 import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
+import {
+  coldTurnOf,
+  coldTurnsQuery,
+  gapRowsOf,
+  gapRowsQuery,
+  lowRateStreamsQuery,
+  streamSnapshotsOf,
+  streamSnapshotsQuery,
+  streamSumsOf,
+  type ColdTurnRow,
+  type GapRowsRow,
+  type LowRateRow,
+} from '../insight-queries.js';
+import type { ColdTurn } from '../../core/insights/fanout.js';
+import type { StreamSnapshot } from '../../core/insights/chronic.js';
+import type { GapRow } from '../../core/insights/ttl.js';
 import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import type { PgDrizzle } from './db.js';
 import type { PgNames } from './names.js';
@@ -53,7 +70,7 @@ import * as schema from './schema.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, externalBreaks, reportedTokens, rollups, sessions as sessionsTable, streams, turns } from './schema.js';
 
 /** Text ordered byte-wise, as SQLite orders it. */
-const bytewise = (column: Column) => sql`${column} COLLATE "C"`;
+const bytewise = (column: Column | SQL) => sql`${column} COLLATE "C"`;
 
 /** A turn's columns as TurnRow has them: booleans as 0 and 1. */
 export const TURN_SELECT = (() => {
@@ -302,6 +319,39 @@ export class PgReads {
       .groupBy(...(groupColumn ? [groupColumn] : []));
     if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
     return totalsRowsOf(rows, query.groupBy, this.labelValue);
+  }
+
+  async gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(filters);
+    return gapRowsOf(await this.db.execute<GapRowsRow>(gapRowsQuery(this.labelId, projectId, range, filters)));
+  }
+
+  async lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(filters);
+    const query = lowRateStreamsQuery(this.labelId, projectId, range, filters, minTurns, maxRate, limit, bytewise);
+    return (await this.db.execute<LowRateRow>(query)).map(streamSumsOf);
+  }
+
+  async streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    const [stream] = await this.client<{ id: number }[]>`
+      SELECT s.id FROM streams s JOIN labels a ON a.id = s.agent_id
+      WHERE s.project_id = ${projectId} AND s.session_id = ${sessionId} AND a.kind = 'agent' AND a.value = ${agentId}`;
+    if (!stream) return [];
+    const rows = [...(await this.db.execute<TurnRow & Record<string, unknown>>(streamSnapshotsQuery(TURN_SELECT, stream.id, limit, bytewise)))];
+    return streamSnapshotsOf(rows, await this.turnNames(rows));
+  }
+
+  async coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]> {
+    const projectId = await this.names.existingProject(project);
+    if (projectId === undefined) return [];
+    await this.resolve(filters);
+    return (await this.db.execute<ColdTurnRow>(coldTurnsQuery(this.labelId, projectId, range, filters, limit, bytewise))).map(coldTurnOf);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {

@@ -5,6 +5,7 @@
 // deletes, taken in the writers' order, so that a writer's evaluation never
 // sees half a step and session sums stay exact.
 import type postgres from 'postgres';
+import { ONE_HOUR } from '../../core/insights/ttl.js';
 import type { PruneOptions, PruneResult } from '../store.js';
 import { lockAll, requestLock, retryable, RETENTION_LOCK, sessionLock } from './locks.js';
 
@@ -74,11 +75,14 @@ export class PgRetention {
     });
   }
 
-  /** Old rollups and reported tokens, and streams whose turns are all gone and whose last activity is past the cutoff. */
+  /** Old rollups, gap rollups and reported tokens, and streams whose turns are all gone and whose last activity is past the cutoff. */
   private async rollupStep(cutoff: number): Promise<number> {
     const minute = Math.floor(cutoff / 60_000);
     const rollups = await this.sql`
       DELETE FROM rollups WHERE ctid = ANY(ARRAY(SELECT ctid FROM rollups WHERE minute < ${minute} LIMIT ${STEP}))`;
+    // Whole hours before the cutoff: an hour the cutoff falls in is kept.
+    const gaps = await this.sql`
+      DELETE FROM gap_rollups WHERE ctid = ANY(ARRAY(SELECT ctid FROM gap_rollups WHERE hour < ${Math.floor(cutoff / ONE_HOUR)} LIMIT ${STEP}))`;
     const reported = await this.sql`
       DELETE FROM reported_tokens WHERE ctid = ANY(ARRAY(SELECT ctid FROM reported_tokens WHERE minute < ${minute} LIMIT ${STEP}))`;
     const empty = await this.sql<{ id: number; project_id: number; session_id: string }[]>`
@@ -92,6 +96,6 @@ export class PgRetention {
         return gone.count;
       });
     }
-    return rollups.count + reported.count + streams;
+    return rollups.count + gaps.count + reported.count + streams;
   }
 }

@@ -144,10 +144,16 @@ export const turns = pgTable(
     state: integer(),
     /** The TTL tiers of the stream's latest write after this turn (core Tiers). */
     tiers: integer(),
+    /** Its idle gap, for a turn that reported cache usage: bucket index, stake, rewritten part (see ../schema.ts). */
+    gapBucket: integer('gap_bucket'),
+    gapStake: big('gap_stake'),
+    gapRewritten: big('gap_rewritten'),
   },
   (t) => [
     index('turns_rid').on(t.rid),
     index('turns_stream_ts').on(t.streamId, t.ts),
+    // Cold turns (state 1) in a time range, for fan-out cold starts: few, so the index is small.
+    index('turns_cold').on(t.projectId, t.ts).where(sql`${t.state} = 1`),
   ],
 );
 
@@ -226,6 +232,27 @@ export const rollups = pgTable(
     ...sums(),
   },
   (t) => [uniqueIndex('rollups_key').on(t.projectId, t.minute, t.modelId, t.providerId, t.agentId, t.state, t.reason)],
+);
+
+/** Per hour and stream, the turns that reported cache usage by idle-gap bucket (see ../schema.ts); kept by the writer. */
+export const gapRollups = pgTable(
+  'gap_rollups',
+  {
+    projectId: integer('project_id').notNull(),
+    /** Epoch hour of the turns' start (ts / 3,600,000). */
+    hour: big().notNull(),
+    streamId: integer('stream_id').notNull(),
+    modelId: integer('model_id').notNull(),
+    providerId: integer('provider_id').notNull(),
+    /** Index into GAP_BUCKETS. */
+    bucket: integer().notNull(),
+    turns: big().notNull().default(0),
+    stake: big().notNull().default(0),
+    rewritten: big().notNull().default(0),
+    written: big().notNull().default(0),
+    written1h: big('written_1h').notNull().default(0),
+  },
+  (t) => [uniqueIndex('gap_rollups_key').on(t.projectId, t.hour, t.streamId, t.modelId, t.providerId, t.bucket)],
 );
 
 /** Token counts that harnesses export as metrics, per minute. */

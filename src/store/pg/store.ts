@@ -25,6 +25,7 @@ import type {
   StatsRow,
   Store,
   StoredCounts,
+  StreamSums,
   TailCheckpoint,
   TimeRange,
   TotalsQuery,
@@ -34,6 +35,9 @@ import type {
   WriteResult,
 } from '../store.js';
 import type { BreakRecord } from '../../core/types.js';
+import type { ColdTurn } from '../../core/insights/fanout.js';
+import type { StreamSnapshot } from '../../core/insights/chronic.js';
+import type { GapRow } from '../../core/insights/ttl.js';
 import { openPg, type OpenedPg, type PgOptions } from './db.js';
 import { PgKeyStore } from './keys.js';
 import { PgNames } from './names.js';
@@ -42,6 +46,7 @@ import { PgRetention } from './retention.js';
 import { PgWriter } from './writer.js';
 import { reevaluateInSteps } from '../evaluate/reevaluation.js';
 import { writeResult } from '../evaluate/outcome.js';
+import { GAPS_VERSION } from '../evaluate/gaps.js';
 
 export class PgStore implements Store {
   private readonly names: PgNames;
@@ -67,9 +72,9 @@ export class PgStore implements Store {
     const opened = await openPg(url, pg);
     const store = new PgStore(opened, options);
     try {
-      // A database that holds no judged turn yet is judged by these rules from the start.
+      // A database that holds no judged turn yet is judged by these rules, and has every gap in gap_rollups, from the start.
       await opened.sql`
-        INSERT INTO meta (key, value) SELECT 'rules', ${String(RULES_VERSION)}
+        INSERT INTO meta (key, value) SELECT * FROM (VALUES ('rules', ${String(RULES_VERSION)}), ('gaps', ${GAPS_VERSION})) AS v(key, value)
         WHERE NOT EXISTS (SELECT 1 FROM turns WHERE state IS NOT NULL)
         ON CONFLICT (key) DO NOTHING`;
     } catch (error) {
@@ -100,15 +105,18 @@ export class PgStore implements Store {
   }
 
   async needsReevaluation(): Promise<boolean> {
-    const [row] = await this.opened.sql<{ value: string }[]>`SELECT value FROM meta WHERE key = 'rules'`;
-    return row?.value !== String(RULES_VERSION);
+    const rows = await this.opened.sql<{ key: string; value: string }[]>`SELECT key, value FROM meta WHERE key IN ('rules', 'gaps')`;
+    const meta = new Map(rows.map((r) => [r.key, r.value]));
+    // Turns stored before gap_rollups existed (migrations/pg/0003) get their gaps when evaluated again.
+    return meta.get('rules') !== String(RULES_VERSION) || meta.get('gaps') !== GAPS_VERSION;
   }
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
     const streamRows = await this.opened.sql<{ id: number; turns: number }[]>`SELECT id, turns FROM streams ORDER BY id`;
     const result = await reevaluateInSteps(streamRows, (ids) => this.writer.reevaluate(ids), progress);
     await this.opened.sql`
-      INSERT INTO meta (key, value) VALUES ('rules', ${String(RULES_VERSION)}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+      INSERT INTO meta (key, value) VALUES ('rules', ${String(RULES_VERSION)}), ('gaps', ${GAPS_VERSION})
+      ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
     return result;
   }
 
@@ -201,6 +209,22 @@ export class PgStore implements Store {
 
   totals(project: string, query: TotalsQuery): Promise<TotalsRow[]> {
     return this.reads.totals(project, query);
+  }
+
+  gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]> {
+    return this.reads.gapRows(project, range, filters);
+  }
+
+  lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]> {
+    return this.reads.lowRateStreams(project, range, filters, minTurns, maxRate, limit);
+  }
+
+  streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]> {
+    return this.reads.streamSnapshots(project, sessionId, agentId, limit);
+  }
+
+  coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]> {
+    return this.reads.coldTurns(project, range, filters, limit);
   }
 
   breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {

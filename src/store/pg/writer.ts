@@ -16,7 +16,8 @@ import type { BreakRecord, CacheEvent } from '../../core/types.js';
 import { getTableColumns } from 'drizzle-orm';
 import { byCodePoint } from '../../core/hash.js';
 import { rollups, SUM_KEYS } from '../schema.js';
-import { applyEvaluation, Deltas, ROLLUP_KEY, snapshotColumns, usageColumns, type RowSink } from '../evaluate/apply.js';
+import { applyEvaluation, Deltas, evaluatedChanged, ROLLUP_KEY, snapshotColumns, usageColumns, type RowSink } from '../evaluate/apply.js';
+import { GAP_KEY, GAP_SUMS, NO_GAP, type GapColumns } from '../evaluate/gaps.js';
 import type { LabelKind, Names, StreamInfo } from '../evaluate/names.js';
 import {
   compactionsOf,
@@ -115,9 +116,12 @@ function take(pool: number[], taken: number[]): number {
 
 /** The row writes one transaction collects, then sends as a few bulk statements. */
 class Writes {
-  readonly inserts: { id: number; s: Staged; state: number | null; tiers: number | null }[] = [];
-  /** Per existing turn id: which column groups change. */
-  readonly updates = new Map<number, { s?: Staged; place: boolean; snapshot: boolean; usage: boolean; state: number | null; tiers: number | null; setState: boolean }>();
+  readonly inserts: { id: number; s: Staged; state: number | null; tiers: number | null; gap: GapColumns }[] = [];
+  /** Per existing turn id: which column groups change (state: state, tiers and gap). */
+  readonly updates = new Map<
+    number,
+    { s?: Staged; place: boolean; snapshot: boolean; usage: boolean; state: number | null; tiers: number | null; gap: GapColumns; setState: boolean }
+  >();
   readonly breaks = new Map<number, { streamId: number; ts: number; projectId: number; modelId: number; providerId: number; agentId: number; record: BreakRecord } | null>();
 }
 
@@ -274,7 +278,7 @@ export class PgWriter {
     const written = await this.evaluate(tx, streams, ids, staged, landing, starts, deltas, result, writes);
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
     const sink = this.sink(writes, new Map(), ids);
-    for (const s of staged.values()) if (!written.has(s)) sink.store(s, null, null);
+    for (const s of staged.values()) if (!written.has(s)) sink.store(s, null, null, NO_GAP);
 
     await this.flush(tx, streams, writes, deltas, [...changedFrom.keys()], batches, result);
     return result;
@@ -456,14 +460,14 @@ export class PgWriter {
   private sink(writes: Writes, storedBreaks: ReadonlyMap<number, BreakRecord | null>, ids: Ids): RowSink {
     const update = (id: number) => {
       let entry = writes.updates.get(id);
-      if (!entry) writes.updates.set(id, (entry = { place: false, snapshot: false, usage: false, state: null, tiers: null, setState: false }));
+      if (!entry) writes.updates.set(id, (entry = { place: false, snapshot: false, usage: false, state: null, tiers: null, gap: NO_GAP, setState: false }));
       return entry;
     };
     return {
-      store: (s, state, tiers) => {
+      store: (s, state, tiers, gap) => {
         if (!s.row) {
           const id = ids.turn();
-          writes.inserts.push({ id, s, state, tiers });
+          writes.inserts.push({ id, s, state, tiers, gap });
           return id;
         }
         const entry = update(s.row.id);
@@ -472,10 +476,10 @@ export class PgWriter {
         entry.place = s.row.stream_id !== s.streamId || s.row.ts !== ts;
         entry.snapshot = s.snapshotChanged;
         entry.usage = s.usageChanged && s.parts.usage !== undefined;
-        if (state !== s.row.state || tiers !== s.row.tiers) Object.assign(entry, { state, tiers, setState: true });
+        if (evaluatedChanged(s.row, state, tiers, gap)) Object.assign(entry, { state, tiers, gap, setState: true });
         return s.row.id;
       },
-      setState: (id, state, tiers) => void Object.assign(update(id), { state, tiers, setState: true }),
+      setState: (id, state, tiers, gap) => void Object.assign(update(id), { state, tiers, gap, setState: true }),
       putBreak: (id, streamId, ts, c, record) =>
         void writes.breaks.set(id, { streamId, ts, projectId: c.projectId, modelId: c.modelId, providerId: c.providerId, agentId: c.agentId, record }),
       dropBreak: (id) => void writes.breaks.set(id, null),
@@ -526,26 +530,27 @@ export class PgWriter {
   }
 
   private insertTurns(tx: Tx, inserts: Writes['inserts']): Promise<unknown> {
-    const rows = inserts.map(({ id, s, state, tiers }) => {
+    const rows = inserts.map(({ id, s, state, tiers, gap }) => {
       const [prefixId, snapshotProvider, expectMiss, hashes, markers] = snapshotColumns(s.parts.snapshot, this.names);
       return [id, s.projectId, ridOf(s.requestId), s.requestId, s.streamId, s.turn?.ts ?? null, prefixId, snapshotProvider, expectMiss,
-        hashes?.toString('hex') ?? null, markers, ...usageColumns(s.parts.usage, this.names), state, tiers] as const;
+        hashes?.toString('hex') ?? null, markers, ...usageColumns(s.parts.usage, this.names), state, tiers, ...gap] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
       INSERT INTO turns (id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes,
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported,
-        write_reported, diagnostics, state, tiers)
+        write_reported, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten)
       SELECT id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, decode(message_hashes, 'hex'),
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported::boolean,
-        write_reported::boolean, diagnostics, state, tiers
+        write_reported::boolean, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten
       FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::bigint[], ${col(3)}::text[], ${col(4)}::int[], ${col(5)}::bigint[],
         ${col(6)}::int[], ${col(7)}::int[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::text[], ${col(11)}::bigint[], ${col(12)}::bigint[],
         ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[], ${col(18)}::bigint[],
-        ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[], ${col(24)}::int[])
+        ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[], ${col(24)}::int[],
+        ${col(25)}::int[], ${col(26)}::bigint[], ${col(27)}::bigint[])
         AS u(id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers,
           end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported,
-          diagnostics, state, tiers)`;
+          diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten)`;
   }
 
   /** One UPDATE for every changed turn: each row sets only the column groups that changed (placement, snapshot, usage, state). */
@@ -555,7 +560,7 @@ export class PgWriter {
       const usage = u.usage && u.s ? usageColumns(u.s.parts.usage, this.names) : usageColumns(undefined, this.names);
       // Flags as 0/1: the driver sends an array of booleans as one boolean.
       return [id, +u.place, u.place ? u.s!.streamId : null, u.place ? (u.s!.turn?.ts ?? null) : null, +u.snapshot, snapshot[0], snapshot[1],
-        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers] as const;
+        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers, ...u.gap] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
@@ -580,15 +585,18 @@ export class PgWriter {
         write_reported = CASE WHEN u.use = 1 THEN u.write_reported::boolean ELSE t.write_reported END,
         diagnostics = CASE WHEN u.use = 1 THEN u.diagnostics ELSE t.diagnostics END,
         state = CASE WHEN u.st = 1 THEN u.state ELSE t.state END,
-        tiers = CASE WHEN u.st = 1 THEN u.tiers ELSE t.tiers END
+        tiers = CASE WHEN u.st = 1 THEN u.tiers ELSE t.tiers END,
+        gap_bucket = CASE WHEN u.st = 1 THEN u.gap_bucket ELSE t.gap_bucket END,
+        gap_stake = CASE WHEN u.st = 1 THEN u.gap_stake ELSE t.gap_stake END,
+        gap_rewritten = CASE WHEN u.st = 1 THEN u.gap_rewritten ELSE t.gap_rewritten END
       FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::int[], ${col(3)}::bigint[], ${col(4)}::int[], ${col(5)}::int[],
         ${col(6)}::int[], ${col(7)}::text[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::int[], ${col(11)}::bigint[],
         ${col(12)}::bigint[], ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[],
         ${col(18)}::bigint[], ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[],
-        ${col(24)}::int[], ${col(25)}::int[])
+        ${col(24)}::int[], ${col(25)}::int[], ${col(26)}::int[], ${col(27)}::bigint[], ${col(28)}::bigint[])
         AS u(id, place, stream_id, ts, snap, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, use, end_ts,
           ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported, diagnostics,
-          st, state, tiers)
+          st, state, tiers, gap_bucket, gap_stake, gap_rewritten)
       WHERE t.id = u.id`;
   }
 
@@ -613,6 +621,27 @@ export class PgWriter {
           `DELETE FROM rollups r USING unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS k(${ROLLUP_KEY.join(', ')})
            WHERE ${ROLLUP_KEY.map((c) => `r.${c} = k.${c}`).join(' AND ')} AND r.turns = 0`,
           ROLLUP_KEY.map((_, i) => emptied.map((r) => r.key[i])) as never[],
+        ));
+      }
+    }
+    const gaps = [...deltas.gaps.all()].sort((a, b) => compareKeys(a.key, b.key));
+    if (gaps.length > 0) {
+      const keys = GAP_KEY.map((_, i) => gaps.map((g) => g.key[i]));
+      const sums = GAP_SUMS.map((_, i) => gaps.map((g) => g.sums[i]));
+      const types = ['int', 'bigint', 'int', 'int', 'int', 'int'];
+      pending.push(tx.unsafe(
+        `INSERT INTO gap_rollups (${GAP_KEY.join(', ')}, ${GAP_SUMS.join(', ')})
+         SELECT * FROM unnest(${[...types, ...GAP_SUMS.map(() => 'bigint')].map((t, i) => `$${i + 1}::${t}[]`).join(', ')})
+         ON CONFLICT (${GAP_KEY.join(', ')}) DO UPDATE SET ${GAP_SUMS.map((c) => `${c} = gap_rollups.${c} + excluded.${c}`).join(', ')}`,
+        [...keys, ...sums] as never[],
+      ));
+      // Like rollups: a key whose turns all moved elsewhere is gone.
+      const emptied = gaps.filter((g) => g.sums[0]! < 0);
+      if (emptied.length > 0) {
+        pending.push(tx.unsafe(
+          `DELETE FROM gap_rollups g USING unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS k(${GAP_KEY.join(', ')})
+           WHERE ${GAP_KEY.map((c) => `g.${c} = k.${c}`).join(' AND ')} AND g.turns = 0`,
+          GAP_KEY.map((_, i) => emptied.map((g) => g.key[i])) as never[],
         ));
       }
     }

@@ -1,5 +1,6 @@
 // Retention in small transactions: each step deletes at most STEP rows and
 // then yields, so that ingest (which needs the write lock) never waits long.
+import { ONE_HOUR } from '../../core/insights/ttl.js';
 import type Database from 'better-sqlite3';
 import type { PruneOptions, PruneResult } from '../store.js';
 
@@ -26,6 +27,8 @@ export class Retention {
            last_ts = coalesce((SELECT max(ts) FROM turns WHERE stream_id = :id), last_ts) WHERE id = :id`,
       ),
       rollups: sqlite.prepare('DELETE FROM rollups WHERE rowid IN (SELECT rowid FROM rollups WHERE minute < ? LIMIT ?)'),
+      // Whole hours before the cutoff: an hour the cutoff falls in is kept.
+      gaps: sqlite.prepare('DELETE FROM gap_rollups WHERE rowid IN (SELECT rowid FROM gap_rollups WHERE hour < ? LIMIT ?)'),
       reported: sqlite.prepare(
         'DELETE FROM reported_tokens WHERE rowid IN (SELECT rowid FROM reported_tokens WHERE minute < ? LIMIT ?)',
       ),
@@ -48,6 +51,7 @@ export class Retention {
       const minute = Math.floor(cutoff / 60_000);
       return (
         this.statements.rollups.run(minute, STEP).changes +
+        this.statements.gaps.run(Math.floor(cutoff / ONE_HOUR), STEP).changes +
         this.statements.reported.run(minute, STEP).changes +
         this.statements.streams.run(cutoff, STEP).changes
       );

@@ -9,7 +9,8 @@ import type { Names } from '../evaluate/names.js';
 export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
-  'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
+  'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers', 'gap_bucket', 'gap_stake',
+  'gap_rewritten',
 ] as const;
 
 /** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
@@ -46,6 +47,9 @@ export interface TurnRow {
   diagnostics: string | null;
   state: number | null;
   tiers: number | null;
+  gap_bucket: number | null;
+  gap_stake: number | null;
+  gap_rewritten: number | null;
 }
 
 /**

@@ -32,12 +32,30 @@ import {
   type TotalsRow,
   type TurnView,
   type StoredCounts,
+  type StreamSums,
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
 import { agentSessionsQuery, sessionPage, wholeSessionsQuery } from '../session-queries.js';
 import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
 import { Dictionary } from './dictionary.js';
+import { GAPS_VERSION } from '../evaluate/gaps.js';
+import {
+  coldTurnOf,
+  coldTurnsQuery,
+  gapRowsOf,
+  gapRowsQuery,
+  lowRateStreamsQuery,
+  streamSnapshotsOf,
+  streamSnapshotsQuery,
+  streamSumsOf,
+  type ColdTurnRow,
+  type GapRowsRow,
+  type LowRateRow,
+} from '../insight-queries.js';
+import type { ColdTurn } from '../../core/insights/fanout.js';
+import type { StreamSnapshot } from '../../core/insights/chronic.js';
+import type { GapRow } from '../../core/insights/ttl.js';
 import {
   addReportedTokens,
   breakCauseRowsOf,
@@ -89,11 +107,16 @@ export class SqliteStore implements Store {
   }
 
   async needsReevaluation(): Promise<boolean> {
-    return this.rulesVersion() !== String(RULES_VERSION);
+    // Turns stored before gap_rollups existed (migrations/0011) get their gaps when evaluated again.
+    return this.rulesVersion() !== String(RULES_VERSION) || this.meta('gaps') !== GAPS_VERSION;
+  }
+
+  private meta(key: string): string | undefined {
+    return this.opened.sqlite.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key)?.value;
   }
 
   private rulesVersion(): string | undefined {
-    return this.opened.sqlite.prepare<[], { value: string }>(`SELECT value FROM meta WHERE key = 'rules'`).get()?.value;
+    return this.meta('rules');
   }
 
   async reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult> {
@@ -116,9 +139,9 @@ export class SqliteStore implements Store {
   }
 
   private recordRules(): void {
-    this.opened.sqlite
-      .prepare(`INSERT INTO meta (key, value) VALUES ('rules', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`)
-      .run(String(RULES_VERSION));
+    const put = this.opened.sqlite.prepare(`INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+    put.run('rules', String(RULES_VERSION));
+    put.run('gaps', GAPS_VERSION);
   }
 
   /** The raw handle, for tools that inspect the file (integrity checks, sizes). */
@@ -406,6 +429,32 @@ export class SqliteStore implements Store {
         .all();
     }
     return breakCauseRowsOf(rows);
+  }
+
+  async gapRows(project: string, range: TimeRange, filters: Filters): Promise<GapRow[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    return gapRowsOf(this.opened.db.all<GapRowsRow>(gapRowsQuery(this.labelId, projectId, range, filters)));
+  }
+
+  async lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    const query = lowRateStreamsQuery(this.labelId, projectId, range, filters, minTurns, maxRate, limit, (text) => text);
+    return this.opened.db.all<LowRateRow>(query).map(streamSumsOf);
+  }
+
+  async streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]> {
+    const projectId = this.dictionary.existingProject(project);
+    const streamId = projectId === undefined ? undefined : this.dictionary.existingStream(projectId, sessionId, agentId);
+    if (streamId === undefined) return [];
+    return streamSnapshotsOf(this.opened.db.all<TurnRow>(streamSnapshotsQuery(turnColumns('t'), streamId, limit, (text) => text)), this.dictionary);
+  }
+
+  async coldTurns(project: string, range: TimeRange, filters: Filters, limit: number): Promise<ColdTurn[]> {
+    const projectId = this.dictionary.existingProject(project);
+    if (projectId === undefined) return [];
+    return this.opened.db.all<ColdTurnRow>(coldTurnsQuery(this.labelId, projectId, range, filters, limit, (text) => text)).map(coldTurnOf);
   }
 
   async waitingUsage(project?: string): Promise<WaitingUsage[]> {

@@ -14,7 +14,8 @@ import { COMPACT_AGENT, compareTurns, type Compaction } from '../../core/stream.
 import type { BreakRecord, Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS } from '../schema.js';
 import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
-import { applyEvaluation, Deltas, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
+import { applyEvaluation, Deltas, evaluatedChanged, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
+import { GAP_KEY, GAP_SUMS, NO_GAP, type GapColumns } from '../evaluate/gaps.js';
 import { bySlot, compactionsOf, evaluationStart, historyOf, historyWindow, planStreams, readsCompactions, slotsFrom, stagedIdsOf, type Slot } from '../evaluate/plan.js';
 import { stageBatch, type Staged } from '../evaluate/staging.js';
 import { TailWriter } from './tail.js';
@@ -57,6 +58,7 @@ export class Writer {
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
       'message_hashes', 'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
       'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
+      'gap_bucket', 'gap_stake', 'gap_rewritten',
     ];
     this.statements = {
       find: sqlite.prepare<[number, number, string], TurnRow>(
@@ -74,7 +76,7 @@ export class Writer {
         `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,
            write = ?, write_1h = ?, output = ?, cache_reported = ?, write_reported = ?, diagnostics = ? WHERE id = ?`,
       ),
-      setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ? WHERE id = ?'),
+      setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ?, gap_bucket = ?, gap_stake = ?, gap_rewritten = ? WHERE id = ?'),
       // Newest first: read back from a point only as far as the history before it needs.
       before: sqlite.prepare<[number, number], TurnRow>(
         `SELECT ${turnColumns()} FROM turns WHERE stream_id = ? AND ts < ? ORDER BY ts DESC, request_id DESC`,
@@ -97,6 +99,12 @@ export class Writer {
       ),
       dropBreak: sqlite.prepare('DELETE FROM breaks WHERE turn_id = ?'),
       rollup: sqlite.prepare(upsert('rollups', [...ROLLUP_KEY])),
+      gapRollup: sqlite.prepare(
+        `INSERT INTO gap_rollups (${[...GAP_KEY, ...GAP_SUMS].join(', ')}) VALUES (${[...GAP_KEY, ...GAP_SUMS].map(() => '?').join(', ')})
+         ON CONFLICT (${GAP_KEY.join(', ')}) DO UPDATE SET ${GAP_SUMS.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
+      ),
+      // Like rollups: a key whose turns all moved elsewhere is gone.
+      dropEmptyGapRollup: sqlite.prepare(`DELETE FROM gap_rollups WHERE ${GAP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       // A key whose turns all moved elsewhere is gone, not a row of zeros.
       dropEmptyRollup: sqlite.prepare(`DELETE FROM rollups WHERE ${ROLLUP_KEY.map((c) => `${c} = ?`).join(' AND ')} AND turns = 0`),
       stream: sqlite.prepare(
@@ -162,7 +170,7 @@ export class Writer {
       deltas.span(streamId, evaluation.list);
     }
     // Turns that no stream holds yet (a usage waiting for its snapshot) are stored as they are.
-    for (const s of staged.values()) if (!written.has(s)) this.store(s, null, null);
+    for (const s of staged.values()) if (!written.has(s)) this.store(s, null, null, NO_GAP);
 
     this.applyDeltas(deltas);
     for (const streamId of changedFrom.keys()) this.statements.streamSpan.run({ id: streamId });
@@ -260,8 +268,8 @@ export class Writer {
   }
 
   private readonly sink: RowSink = {
-    store: (s, state, tiers) => this.store(s, state, tiers),
-    setState: (id, state, tiers) => void this.statements.setState.run(state, tiers, id),
+    store: (s, state, tiers, gap) => this.store(s, state, tiers, gap),
+    setState: (id, state, tiers, gap) => void this.statements.setState.run(state, tiers, ...gap, id),
     putBreak: (id, streamId, ts, after, record) =>
       void this.statements.putBreak.run(id, after.projectId, streamId, ts, after.modelId, after.providerId, after.agentId, record.reason, JSON.stringify(record)),
     dropBreak: (id) => void this.statements.dropBreak.run(id),
@@ -272,7 +280,7 @@ export class Writer {
   };
 
   /** Writes a staged turn: one INSERT for a new one, the changed columns of an existing one. Returns its id. */
-  private store(s: Staged, state: number | null, tiers: number | null): number {
+  private store(s: Staged, state: number | null, tiers: number | null, gap: GapColumns): number {
     const snapshot = s.parts.snapshot;
     const usagePart = s.parts.usage;
     const ts = s.turn?.ts ?? null;
@@ -283,6 +291,7 @@ export class Writer {
         ...usageColumns(usagePart, this.dictionary),
         state,
         tiers,
+        ...gap,
       );
       return Number(inserted.lastInsertRowid);
     }
@@ -290,7 +299,7 @@ export class Writer {
     if (s.row.stream_id !== s.streamId || s.row.ts !== ts) this.statements.place.run(s.streamId, ts, id);
     if (s.snapshotChanged) this.statements.setSnapshot.run(...snapshotColumns(snapshot, this.dictionary), id);
     if (s.usageChanged && usagePart) this.statements.setUsage.run(...usageColumns(usagePart, this.dictionary), id);
-    if (state !== s.row.state || tiers !== s.row.tiers) this.statements.setState.run(state, tiers, id);
+    if (evaluatedChanged(s.row, state, tiers, gap)) this.statements.setState.run(state, tiers, ...gap, id);
     return id;
   }
 
@@ -298,6 +307,10 @@ export class Writer {
     for (const { key, sums } of deltas.rollupChanges()) {
       this.statements.rollup.run(...key, ...sumValues(sums));
       if (sums.turns < 0) this.statements.dropEmptyRollup.run(...key);
+    }
+    for (const { key, sums } of deltas.gaps.all()) {
+      this.statements.gapRollup.run(...key, ...sums);
+      if (sums[0]! < 0) this.statements.dropEmptyGapRollup.run(...key);
     }
     for (const { id, sums, first, last, flight } of deltas.streamChanges()) {
       const params: Record<string, number | null> = { id, first, last, flight };

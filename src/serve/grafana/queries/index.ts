@@ -13,6 +13,7 @@ import { tokensQuery } from './tokens.js';
 import { totalsQuery } from './totals.js';
 import { turnsQuery } from './turns.js';
 import { valuesQuery } from './values.js';
+import { INSIGHT_QUERIES } from './insights.js';
 
 export const QUERIES: readonly GrafanaQuery[] = [
   summaryQuery,
@@ -29,6 +30,7 @@ export const QUERIES: readonly GrafanaQuery[] = [
   turnsQuery,
   annotationsQuery,
   valuesQuery,
+  ...INSIGHT_QUERIES,
 ];
 
 export const QUERY_BY_NAME = new Map(QUERIES.map((q) => [q.name, q]));

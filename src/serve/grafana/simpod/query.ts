@@ -42,7 +42,7 @@ export function registerQuery(app: Hono<AppEnv>, deps: ReadDeps): void {
       if (!query) {
         throw new CachebreakError('bad_request', `target: no metric "${String(target.target).slice(0, 60)}"`, 'POST /grafana/json/metrics lists them');
       }
-      const frame = await query.run({ store: deps.store, project: c.var.project, now: deps.now() }, paramSource(payloadOf(target.payload), base));
+      const frame = await query.run({ store: deps.store, project: c.var.project, now: deps.now(), ...(deps.prices ? { prices: deps.prices } : {}) }, paramSource(payloadOf(target.payload), base));
       const refId = typeof target.refId === 'string' ? target.refId : undefined;
       for (const result of toSimpod(frame)) results.push(refId === undefined ? result : { ...result, refId });
     }

@@ -1,0 +1,1 @@
+CREATE INDEX `turns_cold` ON `turns` (`project_id`,`ts`) WHERE "turns"."state" = 1;
