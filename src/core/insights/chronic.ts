@@ -17,10 +17,11 @@
 //      between most consecutive snapshots: every request starts with a
 //      prefix no other had, which defeats automatic caching and any marker.
 //   4. lookback_exceeded: in most consecutive snapshots, the newest request's
-//      message markers all lie more than LOOKBACK_BLOCKS messages past the
+//      message markers all lie more than LOOKBACK_ENTRIES messages past the
 //      previous request's last one: the lookback from each breakpoint cannot
 //      reach the entry written before.
 //   5. unknown: none of these; the stream's breaks say more.
+import { LOOKBACK_ENTRIES } from '../attribution.js';
 import { cachingMode, minCacheable } from '../caching.js';
 import { readMarker } from '../position.js';
 import { isMessageMarker } from '../prefix.js';
@@ -30,8 +31,6 @@ export const CHRONIC_MIN_TURNS = 4;
 export const CHRONIC_MAX_RATE = 0.2;
 /** The newest turns of a chronic stream whose snapshots are read to name a cause. */
 export const CHRONIC_SNAPSHOTS = 20;
-/** How far back from a breakpoint a provider looks for an earlier entry (Anthropic: 20 blocks). */
-export const LOOKBACK_BLOCKS = 20;
 
 export const CHRONIC_CAUSES = ['below_minimum', 'no_breakpoint', 'leading_volatile_block', 'lookback_exceeded', 'unknown'] as const;
 export type ChronicCause = (typeof CHRONIC_CAUSES)[number];
@@ -87,7 +86,7 @@ export function chronicCause(snapshots: readonly StreamSnapshot[], minCacheableO
     const after = messageMarkerIndexes(b);
     if (before.length === 0 || after.length === 0) return false;
     const last = Math.max(...before);
-    return after.every((i) => i > last + LOOKBACK_BLOCKS);
+    return after.every((i) => i > last + LOOKBACK_ENTRIES);
   }).length;
   if (most(far, pairs.length)) return 'lookback_exceeded';
   return 'unknown';
