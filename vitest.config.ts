@@ -24,7 +24,7 @@ const STORE_TESTS = [
 ];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
-const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts', 'test/insights/postgres.test.ts'];
+const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/pg-*.test.ts', 'test/insights/postgres.test.ts'];
 
 /** Store tests whose subject is SQLite itself, or nothing of the store: not run against PostgreSQL. */
 const NOT_ON_POSTGRES: Record<string, string> = {

@@ -7,7 +7,7 @@
 // requests and token series it touches (locks.ts), in one global order, and
 // reads what it evaluates only after holding them. Nothing read in an
 // earlier transaction is trusted but ids of values that never change.
-import type postgres from 'postgres';
+import { raw, type Sql, type SqlPool } from './client.js';
 import { toPrefix } from '../../core/prefix.js';
 import type { History } from '../../core/history.js';
 import type { DetectionOptions } from '../../core/options.js';
@@ -40,7 +40,7 @@ import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
 import { lockAll, MoreLocks, requestLock, retryable, seriesLock, sessionLock, tryLocks, type LockKey } from './locks.js';
 import type { PgNames } from './names.js';
 
-type Tx = postgres.TransactionSql;
+type Tx = Sql;
 
 /** Rows of a stream read back before its evaluation start at first; more when its history reaches further. */
 const HISTORY_ROWS = 64;
@@ -133,7 +133,7 @@ export class PgWriter {
   private spareIds = 16;
 
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: SqlPool,
     private readonly names: PgNames,
     private readonly options: DetectionOptions,
   ) {}
@@ -287,7 +287,7 @@ export class PgWriter {
   /** The stored turns of these requests, with their streams' sessions. */
   private readRows(tx: Tx, projects: number[], requests: string[]): Promise<FoundRow[]> {
     return tx<FoundRow[]>`
-      SELECT ${tx.unsafe(TURN_SELECT)}, t.project_id, s.session_id
+      SELECT ${raw(TURN_SELECT)}, t.project_id, s.session_id
       FROM unnest(${projects}::int[], ${requests.map(ridOf)}::bigint[], ${requests}::text[]) AS k(project_id, rid, request_id)
       JOIN turns t ON t.rid = k.rid AND t.project_id = k.project_id AND t.request_id = k.request_id
       LEFT JOIN streams s ON s.id = t.stream_id`;
@@ -362,7 +362,7 @@ export class PgWriter {
     const froms = streamIds.map((id) => starts.get(id)!);
     const [suffix, before] = await Promise.all([
       tx<TurnRow[]>`
-        SELECT ${tx.unsafe(TURN_SELECT)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
+        SELECT ${raw(TURN_SELECT)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
         JOIN turns t ON t.stream_id = k.stream_id AND t.ts >= k.from_ts`,
       this.before(tx, streamIds, froms, HISTORY_ROWS),
     ]);
@@ -422,8 +422,8 @@ export class PgWriter {
                     ${seeded.map((id) => windows.get(id)!.window[0]!.requestId)}::text[]) AS k(stream_id, ts, request_id)
         CROSS JOIN LATERAL (
           SELECT t.tiers FROM turns t WHERE t.stream_id = k.stream_id AND t.uncached IS NOT NULL
-            AND (t.ts < k.ts OR (t.ts = k.ts AND t.request_id ${tx.unsafe(C)} < k.request_id))
-          ORDER BY t.ts DESC, t.request_id ${tx.unsafe(C)} DESC LIMIT 1) AS w`,
+            AND (t.ts < k.ts OR (t.ts = k.ts AND t.request_id ${raw(C)} < k.request_id))
+          ORDER BY t.ts DESC, t.request_id ${raw(C)} DESC LIMIT 1) AS w`,
       compactIds.length === 0 ? [] : tx<{ main: number; id: number; request_id: string; ts: number }[]>`
         SELECT k.main, t.id, t.request_id, t.ts
         FROM unnest(${compactIds}::int[], ${compactIds.map((id) => compactOf.get(id)!)}::int[],
@@ -452,8 +452,8 @@ export class PgWriter {
     return tx<TurnRow[]>`
       SELECT w.* FROM unnest(${[...ids]}::int[], ${[...froms]}::bigint[]) WITH ORDINALITY AS k(stream_id, from_ts, i)
       CROSS JOIN LATERAL (
-        SELECT ${tx.unsafe(TURN_SELECT)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
-        ORDER BY t.ts DESC, t.request_id ${tx.unsafe(C)} DESC LIMIT ${limit}) AS w
+        SELECT ${raw(TURN_SELECT)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
+        ORDER BY t.ts DESC, t.request_id ${raw(C)} DESC LIMIT ${limit}) AS w
       ORDER BY k.i`;
   }
 
