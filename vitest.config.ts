@@ -21,6 +21,12 @@ const STORE_TESTS = [
   'test/auth/tenancy.test.ts',
   // Privacy: no content in any column of any table.
   'test/otlp/sources/privacy.test.ts',
+  // Ingest through the store: what it refuses, the queue in front of it, limits, times, free-form fields.
+  'test/ingest/store-rejections.test.ts',
+  'test/ingest/queue.test.ts',
+  'test/ingest/limits-paths.test.ts',
+  'test/ingest/times.test.ts',
+  'test/ingest/free-form.test.ts',
 ];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
