@@ -7,6 +7,7 @@
 // that session; a transaction cannot go on, half of it, on a new one. Queries
 // are pipelined (sent without waiting for the previous answer), as the writer
 // sends its bulk statements.
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { NoAnswer } from './errors.js';
 
@@ -77,9 +78,23 @@ function compile(strings: readonly string[], values: readonly unknown[]): { text
 
 type Queryable = Pick<pg.Pool | pg.PoolClient, 'query'>;
 
-/** Sends one statement; `deadlineMs` replaces STATEMENT_DEADLINE_MS. */
+/** Distinct statement texts the store sends (a few hundred): each is parsed once per connection past this. */
+const NAMES_MAX = 2_000;
+const names = new Map<string, string>();
+
+/** The prepared statement's name of a text, or undefined (parsed at each send) once NAMES_MAX texts have names. */
+function nameOf(text: string): string | undefined {
+  let name = names.get(text);
+  if (name === undefined && names.size < NAMES_MAX) {
+    name = `cb_${createHash('sha1').update(text).digest('hex')}`;
+    names.set(text, name);
+  }
+  return name;
+}
+
+/** Sends one statement, prepared once per connection; `deadlineMs` replaces STATEMENT_DEADLINE_MS. */
 function run<T>(on: Queryable, text: string, params: readonly unknown[], deadlineMs?: number): Promise<Rows<T>> {
-  const config: pg.QueryConfig = deadlineMs === undefined ? { text } : ({ text, query_timeout: deadlineMs } as pg.QueryConfig);
+  const config = { text, name: nameOf(text), ...(deadlineMs === undefined ? {} : { query_timeout: deadlineMs }) } as pg.QueryConfig;
   const result = on.query(config, params as unknown[]).then((r) => Object.assign(r.rows, { count: r.rowCount ?? 0 }) as unknown as Rows<T>);
   // A statement sent beside others (Promise.all) may fail before its caller awaits it: the caller still sees the
   // rejection, and the process does not take it for an unhandled one.
