@@ -132,6 +132,27 @@ describe('a serve node on PostgreSQL', () => {
     }
   });
 
+  it('stores once a write whose commit was answered on a connection that broke, and takes later writes whole', { timeout: 60_000 }, async () => {
+    const target = new URL(TEST_PG_ADMIN);
+    const relay = await startRelay({ host: target.hostname, port: Number(target.port || 5432) });
+    try {
+      const db = await freshDb('lostcommit');
+      const server = await startServer({ db: relay.through(db), args: ['--pg-pool', '1'] });
+      const batch = (tag: string) => Array.from({ length: 3 }, (_, i) => turn(`${tag}${i}`, `s_${tag}`, { ts: T0 + i }));
+      expect((await postEvents(server.url, batch('a'))).body).toEqual({ accepted: 3, duplicates: 0, rejected: [] });
+      // CommandComplete "COMMIT": the database committed; the node never hears it.
+      relay.loseAnswer(Buffer.concat([Buffer.from([0x43, 0, 0, 0, 11]), Buffer.from('COMMIT\0')]));
+      await expectUnavailable(await postEvents(server.url, batch('b')));
+      // The ids the lost commit used are never handed out again.
+      expect((await postEvents(server.url, batch('c'))).body).toEqual({ accepted: 3, duplicates: 0, rejected: [] });
+      // Sent again as a client does after a 503: it was stored, once.
+      expect((await postEvents(server.url, batch('b'))).body).toEqual({ accepted: 0, duplicates: 3, rejected: [] });
+      expect(await storedIds(server.url, ['s_a', 's_b', 's_c'])).toEqual(['a0', 'a1', 'a2', 'b0', 'b1', 'b2', 'c0', 'c1', 'c2']);
+    } finally {
+      await relay.close();
+    }
+  });
+
   const eight = Array.from({ length: 8 }, (_, i) => turn(`ro${i}`, 's_ro', { ts: T0 + 0 + i }));
 
   it('answers 503 with Retry-After and stores nothing while its database is read-only, then stores once it is writable', { timeout: 60_000 }, async () => {

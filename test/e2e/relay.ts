@@ -1,6 +1,7 @@
 // A TCP relay on loopback between a node and PostgreSQL, that the test can
 // cut (stop forwarding in both directions without closing anything, as a
-// network partition does) and restore.
+// network partition does) and restore, or have lose the database's answer to
+// a statement (the connection breaks after the database did it).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface Relay {
@@ -10,15 +11,28 @@ export interface Relay {
   through(url: string): string;
   cut(): void;
   restore(): void;
+  /** The next answer of the database that holds `bytes` is not passed on: both sides are closed instead. */
+  loseAnswer(bytes: Buffer): void;
   close(): Promise<void>;
 }
 
 export async function startRelay(target: { host: string; port: number }): Promise<Relay> {
   const pairs = new Set<[Socket, Socket]>();
   let cut = false;
+  let lose: Buffer | undefined;
   const flow = ([a, b]: [Socket, Socket]) => {
     a.pipe(b);
     b.pipe(a);
+  };
+  /** Watches the database's side for the answer to lose. */
+  const watch = ([client, upstream]: [Socket, Socket]) => {
+    upstream.on('data', (chunk: Buffer) => {
+      if (lose === undefined || !chunk.includes(lose)) return;
+      lose = undefined;
+      upstream.unpipe(client);
+      client.destroy();
+      upstream.destroy();
+    });
   };
   const stall = ([a, b]: [Socket, Socket]) => {
     a.unpipe(b);
@@ -37,6 +51,8 @@ export async function startRelay(target: { host: string; port: number }): Promis
     };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
+    // Listened to before piping: a chunk to lose is seen, and the pipe undone, before it is written on.
+    watch(pair);
     if (cut) stall(pair);
     else flow(pair);
   });
@@ -56,6 +72,9 @@ export async function startRelay(target: { host: string; port: number }): Promis
     restore() {
       cut = false;
       for (const pair of pairs) flow(pair);
+    },
+    loseAnswer(bytes) {
+      lose = bytes;
     },
     async close() {
       for (const [a, b] of pairs) {

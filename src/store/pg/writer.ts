@@ -37,6 +37,7 @@ import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
 import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
+import { classifyPgError } from './errors.js';
 import { lockAll, MoreLocks, requestLock, retryable, seriesLock, sessionLock, tryLocks, type LockKey } from './locks.js';
 import type { PgNames } from './names.js';
 
@@ -78,6 +79,11 @@ class HeldStreams {
     const agent = this.names.existingLabel('agent', agentId);
     return agent === undefined ? undefined : this.ids.get(`${projectId}\u0000${agent}\u0000${sessionId}`);
   }
+}
+
+/** A failure of the connection, rather than one the database answered within the transaction (a deadlock is the latter). */
+function lostConnection(error: unknown): boolean {
+  return classifyPgError(error) === 'unavailable' && !retryable(error);
 }
 
 /** Thrown when a transaction needs more reserved ids than it has: it runs again with more. */
@@ -183,8 +189,10 @@ export class PgWriter {
           return body(tx, new Set(locks), ids);
         })) as T;
       } catch (error) {
-        // Ids handed out inside the rolled-back transaction are free again.
-        ids.giveBack();
+        // Ids handed out inside a rolled-back transaction are free again. Not those of one whose connection failed
+        // (the database restarting, a network cut): it may have committed before the answer was lost, and an id used
+        // twice would refuse a later write. Unused sequence values are only a gap.
+        if (!lostConnection(error)) ids.giveBack();
         if (attempt >= ATTEMPTS) throw error;
         if (error instanceof MoreLocks) for (const key of error.keys) locks.add(key);
         else if (error instanceof MoreIds) this.spareIds *= 2;
