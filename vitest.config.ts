@@ -21,10 +21,16 @@ const STORE_TESTS = [
   'test/auth/tenancy.test.ts',
   // Privacy: no content in any column of any table.
   'test/otlp/sources/privacy.test.ts',
+  // Ingest through the store: what it refuses, the queue in front of it, limits, times, free-form fields.
+  'test/ingest/store-rejections.test.ts',
+  'test/ingest/queue.test.ts',
+  'test/ingest/limits-paths.test.ts',
+  'test/ingest/times.test.ts',
+  'test/ingest/free-form.test.ts',
 ];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */
-const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts', 'test/insights/postgres.test.ts'];
+const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/pg-*.test.ts', 'test/insights/postgres.test.ts'];
 
 /** Store tests whose subject is SQLite itself, or nothing of the store: not run against PostgreSQL. */
 const NOT_ON_POSTGRES: Record<string, string> = {

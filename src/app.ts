@@ -102,13 +102,23 @@ function clientGone(error: Error, request: Request): boolean {
   return (error as NodeJS.ErrnoException).code === 'ECONNRESET' || request.signal.aborted;
 }
 
-function installErrorHandling(app: Hono<AppEnv>, log: Logger): void {
+/** A read, a key check or a write that failed because the database cannot serve now: 503, to retry later. */
+function unavailable(error: Error, store: Store): Error {
+  if (error instanceof CachebreakError || store.classifyError(error) !== 'unavailable') return error;
+  return new CachebreakError('unavailable', `the database cannot answer right now (${error.message})`, 'retry after the delay in Retry-After; GET /readyz says when the database answers again', {
+    retryAfter: 5,
+    cause: error,
+  });
+}
+
+function installErrorHandling(app: Hono<AppEnv>, log: Logger, store: Store): void {
   const repeated = new LogThrottle();
   app.notFound((c) => {
     const error = new CachebreakError('not_found', `no route ${c.req.method} ${c.req.path}`, 'GET /v1 lists the routes');
     return renderError(error, c.var.requestId);
   });
-  app.onError((error, c) => {
+  app.onError((thrown, c) => {
+    const error = unavailable(thrown, store);
     if (clientGone(error, c.req.raw)) {
       const suppressed = repeated.admit('client_disconnected');
       if (suppressed !== undefined) log.info('client_disconnected', { requestId: c.var.requestId, path: c.req.path, ...(suppressed > 0 ? { suppressed } : {}) });
@@ -168,7 +178,7 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   registerMetrics(app, deps);
   registerHealth(app, deps);
   app.get('/v1', (c) => c.json({ routes: ROUTE_DOCS }));
-  installErrorHandling(app, deps.log);
+  installErrorHandling(app, deps.log, deps.store);
   return app;
 }
 
@@ -185,6 +195,6 @@ export function buildReadApp(deps: ReadDeps): Hono<AppEnv> {
     await next();
   });
   registerReads(app, deps);
-  installErrorHandling(app, deps.log);
+  installErrorHandling(app, deps.log, deps.store);
   return app;
 }

@@ -3,7 +3,7 @@
 // server's maintenance database. A server that does not answer fails the test:
 // the PostgreSQL store is part of what CI proves.
 import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
+import { createPool } from '../src/store/pg/client.js';
 
 export const TEST_PG_ADMIN = process.env.CACHEBREAK_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -23,7 +23,7 @@ function withDatabase(admin: string, name: string): string {
 /** Creates an empty database named for this process. */
 export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
   const name = `cb_${label.replace(/[^a-z0-9]/gi, '').toLowerCase().slice(0, 20)}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(TEST_PG_ADMIN, { max: 1, onnotice: () => {} });
+  const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
   try {
     await admin.unsafe(`CREATE DATABASE ${name}`);
   } finally {
@@ -32,7 +32,7 @@ export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
   return {
     url: withDatabase(TEST_PG_ADMIN, name),
     async drop() {
-      const again = postgres(TEST_PG_ADMIN, { max: 1, onnotice: () => {} });
+      const again = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
       try {
         await again.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
@@ -44,7 +44,7 @@ export async function freshDatabase(label = 'test'): Promise<TestDatabase> {
 
 /** Throws, saying what to do, when the test server does not answer within a few seconds. */
 export async function assertReachable(): Promise<void> {
-  const admin = postgres(TEST_PG_ADMIN, { max: 1, connect_timeout: 5, onnotice: () => {} });
+  const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
   try {
     await admin`SELECT 1`;
   } catch (error) {
@@ -53,6 +53,21 @@ export async function assertReachable(): Promise<void> {
         `start it (pg_ctlcluster 15 main start), or set CACHEBREAK_TEST_PG to another server's maintenance database URL`,
     );
   } finally {
-    await admin.end({ timeout: 1 });
+    await admin.end();
+  }
+}
+
+/**
+ * Ends every connection to the database of `url` and to no other (what a
+ * restart or a failover does to a node's connections); returns how many.
+ */
+export async function terminateBackends(url: string): Promise<number> {
+  const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
+  try {
+    const name = new URL(url).pathname.slice(1);
+    const rows = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
+    return rows.length;
+  } finally {
+    await admin.end();
   }
 }

@@ -7,7 +7,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import postgres from 'postgres';
+import { createPool, type SqlPool } from '../src/store/pg/client.js';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach } from 'vitest';
 import { SERVICE_DETECTION } from '../src/prices/index.js';
 import { isPostgresUrl, openStore as openStoreOf } from '../src/store/open.js';
@@ -103,12 +104,12 @@ export async function storeUnderTest(): Promise<Store> {
  * migrated database. Creating and migrating a database per run, or a
  * TRUNCATE, takes longer than most runs.
  */
-let runs: { url: string; sql: postgres.Sql } | undefined;
+let runs: { url: string; sql: SqlPool } | undefined;
 
 async function emptiedPgDb(): Promise<string> {
   if (runs === undefined) {
     const url = await freshDb('runs', 'file');
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    const sql = createPool(url, { max: 1, connectTimeout: 5 });
     runs = { url, sql };
     owned.file.removals.unshift(async () => {
       runs = undefined;
@@ -155,7 +156,7 @@ export async function storedText(db: string): Promise<string> {
     const bytes = readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1')).join('\n');
     return Buffer.from(bytes, 'latin1').toString('utf8');
   }
-  const sql = postgres(db, { max: 1, onnotice: () => {} });
+  const sql = createPool(db, { max: 1, connectTimeout: 5 });
   try {
     const columns = await sql<{ table: string; column: string; type: string }[]>`
       SELECT table_name AS table, column_name AS column, data_type AS type FROM information_schema.columns
@@ -174,4 +175,44 @@ export async function storedText(db: string): Promise<string> {
   } finally {
     await sql.end();
   }
+}
+
+export type Statement = [text: string, params?: unknown[]];
+
+/**
+ * Runs statements on `db` as another program would, each kind its own
+ * dialect: SQLite's on a file, PostgreSQL's ($1 placeholders) on a URL.
+ */
+export async function runOn(db: string, statements: { sqlite: Statement[]; postgres: Statement[] }): Promise<void> {
+  if (!isPostgresUrl(db)) {
+    const sqlite = new Database(db);
+    try {
+      for (const [text, params = []] of statements.sqlite) sqlite.prepare(text).run(...params);
+    } finally {
+      sqlite.close();
+    }
+    return;
+  }
+  const sql = createPool(db, { max: 1, connectTimeout: 5 });
+  try {
+    for (const [text, params = []] of statements.postgres) await sql.unsafe(text, params);
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * Makes the database refuse every new turn whose request id is LIKE
+ * `pattern`, inside the writer's transaction, with `message`: a real failure
+ * of the store for those events alone (another program's trigger).
+ */
+export function refuseTurns(db: string, pattern: string, message: string): Promise<void> {
+  return runOn(db, {
+    sqlite: [[`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id LIKE '${pattern}' BEGIN SELECT RAISE(ABORT, '${message}'); END`]],
+    postgres: [
+      [`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.request_id LIKE '${pattern}' THEN RAISE EXCEPTION '${message}'; END IF; RETURN NEW; END $$`],
+      ['CREATE TRIGGER refuse BEFORE INSERT ON turns FOR EACH ROW EXECUTE FUNCTION refuse()'],
+    ],
+  });
 }

@@ -50,9 +50,6 @@ const GROUP_EVENTS = 20_000;
 /** Event times further ahead of this server's clock are stored, and said in the log: the sender's clock is off. */
 const AHEAD_MS = 86_400_000;
 
-/** SQLite result codes that mean "try again later", not "bad input". */
-const RETRYABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN|NOMEM)/;
-
 export class Pipeline {
   private readonly subscribers: BreakSubscriber[] = [];
   private readonly externalSubscribers: ExternalBreakSubscriber[] = [];
@@ -206,7 +203,7 @@ export class Pipeline {
         return;
       }
       const pending = group[0]!;
-      if (isRetryable(error) || pending.batch.events.length === 0) {
+      if (this.retryable(error) || pending.batch.events.length === 0) {
         this.leave(pending).reject(this.storeError(error));
         return;
       }
@@ -243,7 +240,7 @@ export class Pipeline {
       const counts = result.counts[0]!;
       return counts.rejected ? { ...counts, rejected: counts.rejected.map((r) => ({ ...r, event: r.event + offset })) } : counts;
     } catch (error) {
-      if (isRetryable(error)) throw error;
+      if (this.retryable(error)) throw error;
       if (events.length > 1) {
         const middle = events.length >> 1;
         const first = await this.writeInParts(pending, events.slice(0, middle), offset, false);
@@ -268,15 +265,27 @@ export class Pipeline {
     return pending;
   }
 
+  /**
+   * Whether a failed write is the sender's to retry: anything but a refusal
+   * of its data (the store's word), as the OpenTelemetry Collector does. A
+   * database that is away, read-only, full, or fails in a way not known is
+   * never taken for bad events.
+   */
+  private retryable(error: unknown): boolean {
+    return this.store.classifyError(error) !== 'data';
+  }
+
   private storeError(error: unknown): unknown {
-    if (!isRetryable(error)) return error;
-    const code = String((error as { code?: unknown }).code);
+    if (!this.retryable(error)) return error;
+    const message = (error as Error | null)?.message ?? String(error);
+    // The driver's connection errors have a message and no code.
+    const code = String((error as { code?: unknown } | null)?.code ?? message);
     const suppressed = this.repeated.admit(code);
-    if (suppressed !== undefined) this.log.error('store_unavailable', { code, message: (error as Error).message, ...(suppressed > 0 ? { suppressed } : {}) });
+    if (suppressed !== undefined) this.log.error('store_unavailable', { code, message, ...(suppressed > 0 ? { suppressed } : {}) });
     return new CachebreakError(
       'unavailable',
       `the database cannot take writes right now (${code}); nothing from this request was stored`,
-      'retry later; if it persists, check free disk space and that the database file is writable',
+      'retry after the delay in Retry-After; if it persists, check that the database is reachable and writable and has free disk space (the server log says more)',
       { retryAfter: 5, cause: error },
     );
   }
@@ -332,10 +341,6 @@ export class Pipeline {
       this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
     }
   }
-}
-
-function isRetryable(error: unknown): boolean {
-  return RETRYABLE.test(String((error as { code?: unknown } | null)?.code ?? ''));
 }
 
 function hasExtras(extras: Pick<IngestBatch, 'tokenPoints' | 'externalBreaks' | 'checkpoint'>): boolean {

@@ -336,6 +336,8 @@ export interface StreamSums extends RateTokens {
   unpricedBreaks: number;
 }
 
+export type StoreErrorKind = 'data' | 'unavailable';
+
 export interface Store {
   /** Stores several requests' events at once: all of them are durable when it resolves. */
   write(batches: readonly IngestBatch[]): Promise<WriteResult>;
@@ -416,8 +418,17 @@ export interface Store {
    * detection options, in small transactions; `progress` hears of each step.
    */
   reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult>;
-  /** Cheap check that the database answers. */
+  /** Cheap check that the database answers; rejects within a few seconds when it does not. */
   ping(): Promise<void>;
+  /**
+   * What an error this store threw says (one place per store): 'data' when
+   * what it was given is refused (a constraint, a value out of range: sent
+   * again, it fails again), 'unavailable' when the database cannot serve now
+   * (unreachable, restarting, read-only, full, busy: later it may), and
+   * undefined when neither is known. A write that did not fail for its data
+   * is retried by its sender.
+   */
+  classifyError(error: unknown): StoreErrorKind | undefined;
   close(): Promise<void>;
 }
 

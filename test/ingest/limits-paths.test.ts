@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS, MAX_DEPTH } from '../../src/ingest/limits.js';
 import { cli } from '../cli/run.js';
 import { T0 } from '../e2e/events.js';
-import { freshStore, tempDir } from '../helpers.js';
+import { tempDir } from '../helpers.js';
+import { freshDb, storeUnderTest } from '../store-under-test.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
 import { follow, turnStates, waitFor } from '../tail/harness.js';
 
@@ -170,7 +171,7 @@ describe('limits on every way in', () => {
   it('cachebreak import: the line with an over-long raw tool name is named, the others are stored', async () => {
     const file = join(tempDir(), 'events.ndjson');
     writeFileSync(file, [snapshot('long_label', { toolDefinitions: [{ type: 'mcp', server_label: LONG }] }), snapshot('good')].map((e) => JSON.stringify(e)).join('\n') + '\n');
-    const db = join(tempDir(), 'cb.db');
+    const db = await freshDb('import');
     const result = await cli(['import', '--db', db, file]);
     expect(result.stdout).toContain('1 accepted, 0 duplicates, 1 rejected.');
     expect(result.stdout).toContain(`${file}:1: tools[0]: name or schemaHash ${TOO_LONG}`);
@@ -179,7 +180,7 @@ describe('limits on every way in', () => {
   it('cachebreak tail: an event with an over-long raw tool name is not stored, with a notice that names the field; the others are', async () => {
     const file = join(tempDir(), 'events.ndjson');
     writeFileSync(file, [snapshot('long_label', { toolDefinitions: [{ type: 'mcp', server_label: LONG }] }), snapshot('good')].map((e) => JSON.stringify(e)).join('\n') + '\n');
-    const store = freshStore();
+    const store = await storeUnderTest();
     const following = await follow(store, [file], { fromStart: true, format: 'ndjson' });
     await waitFor('the good event', async () => ('good' in (await turnStates(store, ['s'])) ? true : undefined));
     await following.tailer.settled();

@@ -6,13 +6,13 @@ import { Pipeline } from '../../src/ingest/pipeline.js';
 import { Counters } from '../../src/telemetry/counters.js';
 import { createLogger } from '../../src/telemetry/logfmt.js';
 import { turn, usage } from '../core/scenario.js';
-import { freshStore } from '../helpers.js';
+import { storeUnderTest } from '../store-under-test.js';
 
 const batch = (tag: string, n: number) => Array.from({ length: n }, (_, i) => turn(`${tag}-${i}`, { sessionId: tag, at: i * 1000, usage: usage(0, 9_000) }));
 
 describe('the ingest queue', () => {
   it('refuses what would take it past its limit, and takes requests again once written', async () => {
-    const store = freshStore();
+    const store = await storeUnderTest();
     const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}), { queueLimit: 1_000 });
     // Arriving together: the first waits to be written when the second comes.
     const first = pipeline.ingest('default', batch('a', 600), 'http');

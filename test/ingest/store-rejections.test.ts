@@ -3,11 +3,9 @@
 // (never an overwrite), and an event whose write fails (here a trigger in the
 // database refuses it) is reported while every other event of its request is
 // stored, over HTTP and OTLP/HTTP alike.
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { T0 } from '../e2e/events.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, refuseTurns } from '../store-under-test.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
 import { send, turn } from './requests.js';
 
@@ -65,12 +63,10 @@ describe('a request id of another session', () => {
 
 describe('an event the database refuses', () => {
   async function poisoned(): Promise<TestServer> {
-    const file = join(tempDir(), 'cachebreak.db');
-    const server = await startOtlpServer({ db: file });
-    // Another program's trigger: a real SQLite failure for one event alone.
-    const db = new Database(file);
-    db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id LIKE 'poison%' BEGIN SELECT RAISE(ABORT, 'refused by a trigger'); END`);
-    db.close();
+    const db = await freshDb('poisoned');
+    const server = await startOtlpServer({ db });
+    // Another program's trigger: a real failure of the database for one event alone.
+    await refuseTurns(db, 'poison%', 'refused by a trigger');
     return server;
   }
 

@@ -3,15 +3,13 @@
 // every way in; a query that names one is a 400; and a stored row whose
 // values are no time or no JSON (written by something else) never fails a
 // read: every read still answers 200.
-import Database from 'better-sqlite3';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toCacheEvent } from '../../src/ingest/http/events.js';
 import { claudeDebugDecoder } from '../../src/ingest/tail/formats/claude-debug.js';
 import { emptyDecoded } from '../../src/ingest/tail/formats/decoder.js';
 import { ndjsonDecoder } from '../../src/ingest/tail/formats/ndjson.js';
 import { seedSession, T0 } from '../e2e/events.js';
-import { tempDir } from '../helpers.js';
+import { freshDb, runOn } from '../store-under-test.js';
 import { startOtlpServer, type TestServer } from '../otlp/harness.js';
 import { send, turn } from './requests.js';
 
@@ -119,16 +117,23 @@ describe('times out of range', () => {
   });
 
   it('a stored row that is no time or no JSON never fails a read, nor a later write to its session', async () => {
-    const file = join(tempDir(), 'cachebreak.db');
-    const server = await startOtlpServer({ db: file });
+    const db = await freshDb('poisoned');
+    const server = await startOtlpServer({ db });
     const seeded = await send(server, '/v1/events', [...seedSession('s_good'), ...seedSession('s_hurt').map((e) => ({ ...e, requestId: `hurt_${String(e.requestId)}` }))]);
     expect(seeded.body).toMatchObject({ rejected: [] });
     // Another program writes values no ingest would take.
-    const db = new Database(file);
-    db.prepare('UPDATE turns SET ts = ?, end_ts = ?, diagnostics = ?, message_markers = ?').run(POISON, POISON, '{not json', '[not json');
-    db.prepare('UPDATE streams SET first_ts = ?, last_ts = ?').run(POISON, -POISON);
-    db.prepare('UPDATE breaks SET ts = ?, record = json_set(record, \'$.ts\', ?)').run(POISON, POISON);
-    db.close();
+    await runOn(db, {
+      sqlite: [
+        ['UPDATE turns SET ts = ?, end_ts = ?, diagnostics = ?, message_markers = ?', [POISON, POISON, '{not json', '[not json']],
+        ['UPDATE streams SET first_ts = ?, last_ts = ?', [POISON, -POISON]],
+        ["UPDATE breaks SET ts = ?, record = json_set(record, '$.ts', ?)", [POISON, POISON]],
+      ],
+      postgres: [
+        ['UPDATE turns SET ts = $1, end_ts = $1, diagnostics = $2, message_markers = $3', [POISON, '{not json', '[not json']],
+        ['UPDATE streams SET first_ts = $1, last_ts = $2', [POISON, -POISON]],
+        ["UPDATE breaks SET ts = $1, record = jsonb_set(record::jsonb, '{ts}', to_jsonb($1::bigint))::text", [POISON]],
+      ],
+    });
     for (const path of [...READS, '/v1/sessions/s_hurt/turns']) {
       const reply = await get(server, path);
       expect(reply.status, `${path}: ${reply.text.slice(0, 200)}`).toBe(200);

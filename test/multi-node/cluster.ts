@@ -8,7 +8,7 @@ import { wireEvent } from '../../src/ingest/http/wire.js';
 import type { WireBreak, WireTurn } from '../e2e/api.js';
 import { turnsOf } from '../e2e/api.js';
 import { prng, shuffle, type WireEvent } from '../e2e/events.js';
-import { getJson, postEvents, type ServerProcess } from '../e2e/server.js';
+import { getJson, postEvents, type Reply, type ServerProcess } from '../e2e/server.js';
 import { eventsOf, requestArb } from '../store/random-workload.js';
 
 /**
@@ -52,8 +52,10 @@ export function smallBatches(events: readonly WireEvent[], max: number, seed: nu
 export interface Delivery {
   /** Per batch, in the order given: the node that acknowledged it and its counts. */
   acknowledged: { node: number; accepted: number; duplicates: number }[];
-  /** Batches sent again after their node died. */
+  /** Batches sent again after their node died, or answered 503 or not at all. */
   resent: number;
+  /** 503 answers, every one of which said when to retry (Retry-After). */
+  unavailable: number;
 }
 
 export interface DeliverOptions {
@@ -64,6 +66,13 @@ export interface DeliverOptions {
   onAcknowledged?(count: number): void;
   /** Whether a node was killed on purpose: only then is a failed request to it sent elsewhere. */
   isKilled(node: number): boolean;
+  /**
+   * Send again, as a client of a database that restarts does, a batch
+   * answered 503 (with Retry-After) or not answered (the connection failed),
+   * after a short pause instead of Retry-After's seconds, at most this many
+   * times a batch. Default 0: any such answer fails the delivery.
+   */
+  retries?: number;
 }
 
 /**
@@ -75,16 +84,39 @@ export async function deliver(nodes: readonly ServerProcess[], batches: readonly
   const random = prng(options.seed);
   const acknowledged: Delivery['acknowledged'] = [];
   let resent = 0;
+  let unavailable = 0;
   let next = 0;
   let done = 0;
+  const retries = options.retries ?? 0;
   const send = async (index: number) => {
     const batch = batches[index]!;
     for (let attempt = 1; ; attempt++) {
       const live = nodes.map((_, i) => i).filter((i) => !options.isKilled(i));
       if (live.length === 0) throw new Error('every node is dead');
       const node = live[Math.floor(random() * live.length)]!;
+      let reply: Reply;
       try {
-        const reply = await postEvents(nodes[node]!.url, batch);
+        reply = await postEvents(nodes[node]!.url, batch);
+      } catch (error) {
+        if (options.isKilled(node) && attempt < 3) {
+          resent++;
+          continue;
+        }
+        if (attempt <= retries) {
+          resent++;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          continue;
+        }
+        throw error;
+      }
+      if (reply.status === 503 && attempt <= retries) {
+        if (!/^\d+$/.test(reply.headers.get('retry-after') ?? '')) throw new Error(`node ${node}: 503 without Retry-After: ${reply.text}`);
+        unavailable++;
+        resent++;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      try {
         if (reply.status !== 200) throw new Error(`node ${node}: ${reply.status} ${reply.text}`);
         const body = reply.body as { accepted: number; duplicates: number; rejected: unknown[] };
         if (body.rejected.length > 0 || body.accepted + body.duplicates !== batch.length) throw new Error(`node ${node}: ${reply.text}`);
@@ -101,7 +133,7 @@ export async function deliver(nodes: readonly ServerProcess[], batches: readonly
     while (next < batches.length) await send(next++);
   };
   await Promise.all(Array.from({ length: options.inFlight }, sender));
-  return { acknowledged, resent };
+  return { acknowledged, resent, unavailable };
 }
 
 /**

@@ -5,7 +5,9 @@
 // records (every page of /v1/breaks) and the same turns, states and breaks of
 // every session. Ids, times, states and costs must match as they are; only
 // breaks of the same start time may come in another order (resultsOf). The same holds when a node is killed with SIGKILL
-// mid-ingest and its unanswered batches are sent to the others, and an API
+// mid-ingest and its unanswered batches are sent to the others, and when
+// every node's connections are terminated mid-ingest (a database restart or
+// failover) while clients retry what was answered 503 or not at all. An API
 // key created in the database opens, and its revocation locks, every node.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { keyPrefix } from '../../src/auth/keys.js';
 import { cli } from '../cli/run.js';
 import { tempDir } from '../helpers.js';
 import { postEvents, request, startServer, type ServerProcess } from '../e2e/server.js';
+import { terminateBackends } from '../pg.js';
 import { freshDb } from '../store-under-test.js';
 import { deliver, randomEvents, resultsOf, sessionsIn, smallBatches, type Results } from './cluster.js';
 
@@ -88,6 +91,39 @@ describe(`${NODES} serve nodes on one PostgreSQL database`, () => {
     for (const node of nodes.slice(1)) {
       const results = await resultsOf(node.url, SESSIONS);
       expect(storedIds(results).filter((id) => acknowledgedIds.has(id))).toEqual([...acknowledgedIds].sort());
+      expect(results).toEqual(reference);
+    }
+  });
+
+  it('ride through every node\'s connections being terminated mid-ingest, twice: no node exits, every acknowledged event is stored, verdicts as SQLite\'s', { timeout: 120_000 }, async () => {
+    const reference = await sqliteReference();
+    const db = await freshDb('restarted');
+    const nodes = await cluster(db);
+    const batches = smallBatches(EVENTS, 4, 5);
+    const terminations: Promise<number>[] = [];
+    const delivery = await deliver(nodes, batches, {
+      inFlight: 9,
+      seed: 6,
+      isKilled: () => false,
+      // As a client of a database that restarts: what is answered 503 (with Retry-After) or not at all is sent again.
+      retries: 40,
+      onAcknowledged(count) {
+        if (count === Math.floor(batches.length / 3) || count === Math.floor((2 * batches.length) / 3)) terminations.push(terminateBackends(db));
+      },
+    });
+    for (const node of nodes) {
+      expect(await Promise.race([node.exited, new Promise((resolve) => setTimeout(() => resolve('running'), 100))])).toBe('running');
+      expect(node.stderrLines.filter((line) => line.includes('event=unhandled_error'))).toEqual([]);
+    }
+    // Every node had connections each time (NODES × --pg-pool 2 at most), and some writes met a terminated one.
+    const terminated = await Promise.all(terminations);
+    expect(terminated).toHaveLength(2);
+    for (const count of terminated) expect(count).toBeGreaterThanOrEqual(NODES);
+    expect(delivery.unavailable).toBeGreaterThan(0);
+    expect(delivery.acknowledged.filter(Boolean)).toHaveLength(batches.length);
+    for (const node of nodes) {
+      const results = await resultsOf(node.url, SESSIONS);
+      expect(storedIds(results)).toEqual(REQUEST_IDS);
       expect(results).toEqual(reference);
     }
   });

@@ -13,18 +13,17 @@ import { logs } from '@opentelemetry/sdk-node';
 import { SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import type { OtelSettings } from '../../src/config.js';
 import type { Limits } from '../../src/ingest/limits.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { tempDir } from '../helpers.js';
+import { freshDb } from '../store-under-test.js';
 
 const servers: { close(): Promise<void> }[] = [];
 
-// Registered after helpers.ts's afterEach (imported above), so it runs first:
-// servers close before their directories are removed.
+// Registered after store-under-test.ts's afterEach (imported above), so it
+// runs first: servers close before their databases are removed.
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
@@ -41,7 +40,8 @@ export async function startOtlpServer(options: { bodyLimit?: number; otel?: Otel
       host: '127.0.0.1',
       port: 0,
       grpcPort: 0,
-      db: options.db ?? join(tempDir(), 'cachebreak.db'),
+      // A database of the kind under test (SQLite, or PostgreSQL in the `postgres` project).
+      db: options.db ?? (await freshDb('otlp')),
       bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
       detection: SERVICE_DETECTION,
       synchronous: 'normal',

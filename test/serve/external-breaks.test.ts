@@ -5,9 +5,7 @@
 // neither.
 import { describe, expect, it } from 'vitest';
 import type { ExternalBreak, TailCheckpoint } from '../../src/store/store.js';
-import Database from 'better-sqlite3';
-import postgres from 'postgres';
-import { freshDb, isPostgresUrl, openStore, storeUnderTest } from '../store-under-test.js';
+import { freshDb, openStore, refuseTurns, storeUnderTest } from '../store-under-test.js';
 import { storeApp } from './harness.js';
 
 const T = Date.parse('2026-11-30T10:00:00.000Z');
@@ -28,21 +26,6 @@ function report(i: number, sessionId = 'sess-1', agentId = 'main'): ExternalBrea
     file: `/home/u/.claude/debug/${sessionId}.txt`,
     line: 10 * i,
   };
-}
-
-/** Makes every insert of a turn with this request id fail inside the writer's transaction, whichever the store. */
-async function refuseTurn(db: string, requestId: string): Promise<void> {
-  if (isPostgresUrl(db)) {
-    const sql = postgres(db, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN IF NEW.request_id = '${requestId}' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`);
-    await sql.unsafe('CREATE TRIGGER refuse BEFORE INSERT ON turns FOR EACH ROW EXECUTE FUNCTION refuse()');
-    await sql.end();
-    return;
-  }
-  const sqlite = new Database(db);
-  sqlite.exec(`CREATE TRIGGER refuse BEFORE INSERT ON turns WHEN NEW.request_id = '${requestId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
-  sqlite.close();
 }
 
 const checkpoint = (offset: number): TailCheckpoint => ({ fileId: '64:12', path: '/logs/a.ndjson', offset, resumeAt: offset, resumeLine: 3, headLength: 10, headHash: 'abc' });
@@ -72,7 +55,7 @@ describe('the store', () => {
     await store.write([{ project: 'default', events: [], checkpoint: checkpoint(100) }]);
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);
     // A write that fails inside its transaction: the checkpoint stays where the stored data is.
-    await refuseTurn(db, 'boom');
+    await refuseTurns(db, 'boom', 'refused');
     const boom = { type: 'usage' as const, requestId: 'boom', sessionId: 's', provider: 'anthropic', usage: { uncached: 1, read: 0, write: 0, write1h: 0, output: 1, cacheReported: true, writeReported: true } };
     await expect(store.write([{ project: 'default', events: [boom], externalBreaks: [report(7)], checkpoint: checkpoint(200) }])).rejects.toThrow(/refused/);
     expect(await store.tailCheckpoints('default')).toEqual([checkpoint(100)]);

@@ -5,25 +5,31 @@
 // through their key; cold turns come through the partial index turns_cold.
 // Plans of the statements PgReads sends, on 20,000 sessions.
 import { createHash } from 'node:crypto';
-import postgres from 'postgres';
+import { createPool, type SqlPool } from '../../src/store/pg/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NUMBERS, openPg } from '../../src/store/pg/db.js';
+import { openPg } from '../../src/store/pg/db.js';
 import { PgNames } from '../../src/store/pg/names.js';
 import { PgReads } from '../../src/store/pg/reads.js';
 import type { SessionOrder } from '../../src/store/store.js';
 import { freshDatabase, type TestDatabase } from '../pg.js';
 
 let database: TestDatabase;
-let sql: postgres.Sql;
+let sql: SqlPool;
 /** Every statement the reads send, with its parameters. */
 const sent: [string, unknown[]][] = [];
-let traced: postgres.Sql;
+let traced: SqlPool;
 let reads: PgReads;
 
 beforeAll(async () => {
   database = await freshDatabase('pgplans');
   sql = (await openPg(database.url, { pool: 1 })).sql;
-  traced = postgres(database.url, { max: 1, onnotice: () => {}, types: { bigint: NUMBERS }, debug: (_c, query, params) => sent.push([query, params as unknown[]]) });
+  traced = createPool(database.url, { max: 1, connectTimeout: 5 });
+  // Every statement, the store's own and drizzle's, goes through the pool's query.
+  const query = traced.pool.query.bind(traced.pool) as (config: string | { text: string }, params?: unknown[]) => Promise<unknown>;
+  (traced.pool as { query: unknown }).query = (config: string | { text: string }, params?: unknown[]) => {
+    sent.push([typeof config === 'string' ? config : config.text, params ?? []]);
+    return query(config, params);
+  };
   reads = new PgReads(traced, new PgNames(traced));
   await sql`INSERT INTO projects (name) VALUES ('default'), ('other')`;
   await sql`INSERT INTO labels (kind, value) VALUES ('model', 'm'), ('provider', 'p'), ('agent', 'main')`;

@@ -10,7 +10,7 @@
 // compute from the copied rows). And end to end: the same workload written
 // through each store's own write path.
 import fc from 'fast-check';
-import type postgres from 'postgres';
+import type { Sql, SqlPool } from '../../src/store/pg/client.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { openPg } from '../../src/store/pg/db.js';
@@ -29,7 +29,7 @@ import { everyRead, type Reader } from './read-comparison.js';
 const DERIVED = new Set(['sessions', 'break_cause_rollups', 'break_tool_rollups']);
 
 let database: TestDatabase;
-let sql: postgres.Sql;
+let sql: SqlPool;
 
 beforeAll(async () => {
   database = await freshDatabase('pgreads');
@@ -43,7 +43,7 @@ afterAll(async () => {
 });
 
 /** The store's tables, emptied, their ids counting from 1 again (as in a new SQLite file). */
-async function truncate(tx: postgres.Sql | postgres.TransactionSql = sql): Promise<void> {
+async function truncate(tx: Sql = sql): Promise<void> {
   const tables = await tx<{ tablename: string }[]>`SELECT tablename FROM pg_tables WHERE schemaname = 'public'`;
   await tx.unsafe(`TRUNCATE ${tables.map((t) => `"${t.tablename}"`).join(', ')} RESTART IDENTITY`);
 }
@@ -66,7 +66,12 @@ async function copy(sqlite: Database.Database): Promise<void> {
       const rows = sqlite.prepare(`SELECT ${cols.map((c) => `"${c.name}"`).join(', ')} FROM "${table}"`).all() as Record<string, unknown>[];
       for (const row of rows) for (const c of cols) if (c.boolean && row[c.name] !== null) row[c.name] = row[c.name] === 1;
       for (let i = 0; i < rows.length; i += 500) {
-        await tx`INSERT INTO ${tx(table)} ${tx(rows.slice(i, i + 500) as Record<string, postgres.ParameterOrJSON<never>>[], cols.map((c) => c.name))}`;
+        const chunk = rows.slice(i, i + 500);
+        const places = chunk.map((_, r) => `(${cols.map((_, c) => `$${r * cols.length + c + 1}`).join(', ')})`);
+        await tx.unsafe(
+          `INSERT INTO "${table}" (${cols.map((c) => `"${c.name}"`).join(', ')}) VALUES ${places.join(', ')}`,
+          chunk.flatMap((row) => cols.map((c) => row[c.name])),
+        );
       }
     }
   });

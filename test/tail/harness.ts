@@ -6,9 +6,8 @@ import { createInterface } from 'node:readline';
 import { afterEach } from 'vitest';
 import { Pipeline } from '../../src/ingest/pipeline.js';
 import { pipelineSink, Tailer, type TailOptions } from '../../src/ingest/tail/index.js';
-import type { SqliteStore } from '../../src/store/sqlite/store.js';
 import type { BreakRecord } from '../../src/core/types.js';
-import type { ExternalBreak } from '../../src/store/store.js';
+import type { ExternalBreak, Store } from '../../src/store/store.js';
 import { Counters } from '../../src/telemetry/counters.js';
 import { createLogger } from '../../src/telemetry/logfmt.js';
 
@@ -29,7 +28,7 @@ export interface Following {
 }
 
 /** Follows `patterns` into `store` (project default), polling fast so that tests stay short. */
-export async function follow(store: SqliteStore, patterns: string[], options: Partial<TailOptions> = {}): Promise<Following> {
+export async function follow(store: Store, patterns: string[], options: Partial<TailOptions> = {}): Promise<Following> {
   const pipeline = new Pipeline(store, new Counters(), createLogger(() => {}));
   const notices: string[] = [];
   const rejected: string[] = [];
@@ -119,7 +118,7 @@ export function startWriter(): Writer {
 }
 
 /** Every stored turn of the sessions, as requestId → state. */
-export async function turnStates(store: SqliteStore, sessions: readonly string[]): Promise<Record<string, string | null>> {
+export async function turnStates(store: Store, sessions: readonly string[]): Promise<Record<string, string | null>> {
   const out: Record<string, string | null> = {};
   for (const session of sessions) {
     for (const turn of (await store.sessionTurns('default', session)) ?? []) out[turn.requestId] = turn.state;
@@ -128,7 +127,7 @@ export async function turnStates(store: SqliteStore, sessions: readonly string[]
 }
 
 /** Every stored break, as requestId → reason, and every harness-reported break. */
-export async function allBreaks(store: SqliteStore): Promise<Record<string, string>> {
+export async function allBreaks(store: Store): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   let cursor: string | undefined;
   do {
@@ -139,6 +138,6 @@ export async function allBreaks(store: SqliteStore): Promise<Record<string, stri
   return out;
 }
 
-export async function externalBreaks(store: SqliteStore): Promise<ExternalBreak[]> {
+export async function externalBreaks(store: Store): Promise<ExternalBreak[]> {
   return (await store.externalBreaks('default', {}, {}, { limit: 1000 })).items.sort((a, b) => a.ts - b.ts);
 }

@@ -4,10 +4,11 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { drizzle, type PostgresJsDatabase } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
 import { DatabaseUnusable } from '../db.js';
+import { createPool, type SqlPool } from './client.js';
 import * as schema from './schema.js';
 
 /** Whether --db names a PostgreSQL database rather than a SQLite file. */
@@ -43,7 +44,7 @@ export const PG_MIGRATIONS_FOLDER = findMigrations();
 /** The advisory lock every process takes to migrate: "cachebreak" in ASCII. */
 const MIGRATION_LOCK = 0x6361636865627265n;
 
-export type PgDrizzle = PostgresJsDatabase<typeof schema>;
+export type PgDrizzle = NodePgDatabase<typeof schema>;
 
 export interface PgOptions {
   /** Connections in this process's pool (default 10). */
@@ -52,26 +53,17 @@ export interface PgOptions {
 
 export const DEFAULT_PG_POOL = 10;
 
-/** Times, sums and ids are bigint in the schema; every one is far below 2^53, so they are read as numbers (sums over them too). */
-export const NUMBERS = { to: 20, from: [20, 1700], serialize: (x: unknown) => String(x), parse: (x: string) => Number(x) };
-
-function client(url: string, max: number): postgres.Sql {
-  return postgres(url, {
-    max,
-    onnotice: () => {},
-    connect_timeout: 10,
-    types: { bigint: NUMBERS },
-    connection: { application_name: 'cachebreak' },
-  });
-}
+/** Seconds to wait for a connection to open. */
+const CONNECT_TIMEOUT = 10;
 
 /**
  * A failure to reach or enter the server, said in one line with what to do;
  * undefined for any other error.
  */
 export function unreachable(url: string, error: unknown): DatabaseUnusable | undefined {
-  const code = String((error as { code?: unknown }).code ?? '');
   const reason = (error as Error).message;
+  // The driver's own connection failures have a message and no code.
+  const code = String((error as { code?: unknown }).code ?? (/^(timeout expired|Connection terminated)/.test(reason) ? 'CONNECT_TIMEOUT' : ''));
   const where = redactUrl(url);
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ETIMEDOUT', 'CONNECT_TIMEOUT', 'ECONNRESET'].includes(code)) {
     return new DatabaseUnusable(`cannot reach the PostgreSQL server of ${where} (${code}: ${reason}): start it, or fix the host and port in --db`, code, error);
@@ -92,7 +84,7 @@ export function unreachable(url: string, error: unknown): DatabaseUnusable | und
 }
 
 export interface OpenedPg {
-  sql: postgres.Sql;
+  sql: SqlPool;
   db: PgDrizzle;
 }
 
@@ -106,24 +98,27 @@ export async function openPg(url: string, options: PgOptions = {}): Promise<Open
   const pool = options.pool ?? DEFAULT_PG_POOL;
   if (!Number.isInteger(pool) || pool < 1) throw new DatabaseUnusable(`--pg-pool must be a whole number of connections, at least 1 (got ${pool})`, 'BAD_POOL', undefined);
   await migrateLocked(url);
-  const sql = client(url, pool);
-  return { sql, db: drizzle(sql, { schema }) };
+  const sql = createPool(url, { max: pool, connectTimeout: CONNECT_TIMEOUT });
+  return { sql, db: drizzle({ client: sql.pool, schema }) };
 }
 
 /** Applies the pending migrations; one process at a time, whoever starts first. */
 async function migrateLocked(url: string): Promise<void> {
   // One connection: the session lock and the migrations are on the same session.
-  const sql = client(url, 1);
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT * 1000, application_name: 'cachebreak' });
+  // Errors of the connection reach the statement that fails; without a listener they would also be thrown.
+  client.on('error', () => {});
   try {
-    await sql`SELECT pg_advisory_lock(${MIGRATION_LOCK.toString()}::bigint)`;
+    await client.connect();
+    await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK.toString()]);
     try {
-      await migrate(drizzle(sql, { schema }), { migrationsFolder: PG_MIGRATIONS_FOLDER });
+      await migrate(drizzle({ client, schema }), { migrationsFolder: PG_MIGRATIONS_FOLDER });
     } finally {
-      await sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK.toString()}::bigint)`;
+      await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK.toString()]);
     }
   } catch (error) {
     throw unreachable(url, error) ?? error;
   } finally {
-    await sql.end({ timeout: 5 });
+    await client.end();
   }
 }

@@ -1,7 +1,7 @@
 // API keys in PostgreSQL: looked up by the hash of the key, never by the key.
 // Every process reads them from the database, so a key created or revoked on
 // one is seen by all.
-import type postgres from 'postgres';
+import { fragment, type Fragment, type SqlPool } from './client.js';
 import type { ApiKey, KeyState, Scope } from '../store.js';
 import { toKey, type KeyRow } from '../sqlite/keys.js';
 import type { PgNames } from './names.js';
@@ -10,11 +10,11 @@ type Row = KeyRow & { hash: string };
 
 export class PgKeyStore {
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: SqlPool,
     private readonly names: PgNames,
   ) {}
 
-  private select(where: postgres.PendingQuery<postgres.Row[]> | postgres.Fragment) {
+  private select(where: Fragment) {
     return this.sql<Row[]>`
       SELECT k.id, p.name AS project, k.hash, k.prefix, k.scopes, k.name, k.created_ms AS "createdMs", k.revoked_ms AS "revokedMs"
       FROM api_keys k JOIN projects p ON p.id = k.project_id ${where} ORDER BY k.id`;
@@ -25,24 +25,24 @@ export class PgKeyStore {
     const [row] = await this.sql<{ id: number }[]>`
       INSERT INTO api_keys (project_id, hash, prefix, scopes, name, created_ms)
       VALUES (${projectId}, ${key.hash}, ${key.prefix}, ${key.scopes.join(',')}, ${key.name}, ${key.createdMs}) RETURNING id`;
-    return toKey((await this.select(this.sql`WHERE k.id = ${row!.id}`))[0]!);
+    return toKey((await this.select(fragment`WHERE k.id = ${row!.id}`))[0]!);
   }
 
   async byPrefix(prefix: string): Promise<(ApiKey & { hash: string })[]> {
-    return (await this.select(this.sql`WHERE k.prefix = ${prefix}`)).map((row) => ({ ...toKey(row), hash: row.hash }));
+    return (await this.select(fragment`WHERE k.prefix = ${prefix}`)).map((row) => ({ ...toKey(row), hash: row.hash }));
   }
 
   async list(): Promise<ApiKey[]> {
-    return (await this.select(this.sql``)).map(toKey);
+    return (await this.select(fragment``)).map(toKey);
   }
 
   async revoke(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
-    const match = /^\d+$/.test(idOrPrefix) ? this.sql`k.id = ${Number(idOrPrefix)}` : this.sql`k.prefix = ${idOrPrefix}`;
-    const [row] = await this.select(this.sql`WHERE ${match}`);
+    const match = /^\d+$/.test(idOrPrefix) ? fragment`k.id = ${Number(idOrPrefix)}` : fragment`k.prefix = ${idOrPrefix}`;
+    const [row] = await this.select(fragment`WHERE ${match}`);
     if (!row) return undefined;
     // Revoked once: a second revocation (here or on another process) keeps the first time.
     await this.sql`UPDATE api_keys SET revoked_ms = ${revokedMs} WHERE id = ${row.id} AND revoked_ms IS NULL`;
-    return toKey((await this.select(this.sql`WHERE k.id = ${row.id}`))[0]!);
+    return toKey((await this.select(fragment`WHERE k.id = ${row.id}`))[0]!);
   }
 
   async hasActive(): Promise<boolean> {

@@ -4,7 +4,7 @@
 // token series. Each transaction takes its locks in one statement in one
 // global order (ascending key), so two transactions never wait on each other
 // in a cycle; a lock found to be missing later is only tried, never waited for.
-import type postgres from 'postgres';
+import type { Sql } from './client.js';
 import { hashString } from '../../core/hash.js';
 
 /** A 64-bit lock key, as PostgreSQL's signed bigint in decimal. */
@@ -30,14 +30,14 @@ function ordered(keys: Iterable<LockKey>): LockKey[] {
 }
 
 /** Waits for every lock, in the global order. */
-export async function lockAll(tx: postgres.TransactionSql, keys: Iterable<LockKey>): Promise<void> {
+export async function lockAll(tx: Sql, keys: Iterable<LockKey>): Promise<void> {
   const list = ordered(keys);
   if (list.length === 0) return;
   await tx`SELECT pg_advisory_xact_lock(k) FROM unnest(${list}::bigint[]) WITH ORDINALITY AS u(k, i) ORDER BY i`;
 }
 
 /** Tries locks taken out of order; returns those another transaction holds (not taken). */
-export async function tryLocks(tx: postgres.TransactionSql, keys: Iterable<LockKey>): Promise<LockKey[]> {
+export async function tryLocks(tx: Sql, keys: Iterable<LockKey>): Promise<LockKey[]> {
   const list = ordered(keys);
   if (list.length === 0) return [];
   const rows = await tx<{ k: string; ok: boolean }[]>`

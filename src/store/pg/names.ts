@@ -3,7 +3,7 @@
 // they are resolved in batches before a transaction's evaluation, which then
 // reads them synchronously (the Names interface). Streams are not cached
 // across transactions: retention on another process may delete them.
-import type postgres from 'postgres';
+import type { Sql, SqlPool } from './client.js';
 import type { Prefix } from '../../core/types.js';
 import type { LabelKind, Names, StreamInfo } from '../evaluate/names.js';
 import { internedPrefix, prefixColumns, prefixKey, prefixOfRow, toolsetJson, type PrefixRow } from '../evaluate/prefix-rows.js';
@@ -11,7 +11,6 @@ import { Lru } from '../sqlite/lru.js';
 
 const CACHE_SIZE = 20_000;
 
-type Sql = postgres.Sql | postgres.TransactionSql;
 
 export class PgNames implements Names {
   private readonly projectIds = new Map<string, number>();
@@ -20,7 +19,7 @@ export class PgNames implements Names {
   private readonly prefixIds = new Lru<string, number>(CACHE_SIZE);
   private readonly prefixById = new Lru<number, Prefix>(CACHE_SIZE);
   private idOf = new WeakMap<Prefix, number>();
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: SqlPool) {}
 
   // --- projects ---
 

@@ -4,8 +4,7 @@
 // ordered and compared byte-wise (COLLATE "C"), as SQLite does, whatever the
 // database's collation.
 import { and, asc, desc, eq, getTableColumns, inArray, sql, type Column, type SQL } from 'drizzle-orm';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import type postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/node-postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
 import type { LabelKind } from '../evaluate/names.js';
@@ -64,6 +63,7 @@ import type { ColdTurn } from '../../core/insights/fanout.js';
 import type { StreamSnapshot } from '../../core/insights/chronic.js';
 import type { GapRow } from '../../core/insights/ttl.js';
 import { bucketMinutes, bucketOf, groupColumnOf, groupSums, sumOf } from '../sum-columns.js';
+import type { SqlPool } from './client.js';
 import type { PgDrizzle } from './db.js';
 import type { PgNames } from './names.js';
 import * as schema from './schema.js';
@@ -86,9 +86,9 @@ export class PgReads {
 
   /** `client` reads bigint and numeric as numbers, as openPg's does (./db.ts). */
   constructor(
-    private readonly client: postgres.Sql,
+    private readonly client: SqlPool,
     private readonly names: PgNames,
-    private readonly db: PgDrizzle = drizzle(client, { schema }),
+    private readonly db: PgDrizzle = drizzle({ client: client.pool, schema }),
   ) {}
 
   /** Finds the labels the filters name, so that labelId knows them (an unknown value stays unknown: it matches nothing). */
@@ -180,15 +180,20 @@ export class PgReads {
   async recentSessionIds(project: string, range: TimeRange, limit: number): Promise<string[]> {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined || limit <= 0) return [];
-    // Streams newest first down the streams_last_ts index, read in small steps, stopping at `limit` sessions.
+    // Streams newest first down the streams_last_ts index, read in small steps (each after the last row of the
+    // one before), stopping at `limit` sessions.
     const ids = new Set<string>();
-    const rows = this.client<{ session_id: string }[]>`
-      SELECT session_id FROM streams
-      WHERE project_id = ${projectId} AND last_ts >= ${range.from ?? Number.MIN_SAFE_INTEGER} AND first_ts < ${range.to ?? Number.MAX_SAFE_INTEGER}
-      ORDER BY last_ts DESC, id DESC`.cursor(Math.min(limit, 1000));
-    for await (const batch of rows) {
-      for (const row of batch) ids.add(row.session_id);
-      if (ids.size >= limit) break;
+    const step = Math.min(limit, 1000);
+    let after: { last_ts: number; id: number } | undefined;
+    while (ids.size < limit) {
+      const rows = await this.client<{ session_id: string; last_ts: number; id: number }[]>`
+        SELECT session_id, last_ts, id FROM streams
+        WHERE project_id = ${projectId} AND last_ts >= ${range.from ?? Number.MIN_SAFE_INTEGER} AND first_ts < ${range.to ?? Number.MAX_SAFE_INTEGER}
+          AND (last_ts, id) < (${after?.last_ts ?? Number.MAX_SAFE_INTEGER}, ${after?.id ?? 0})
+        ORDER BY last_ts DESC, id DESC LIMIT ${step}`;
+      for (const row of rows) ids.add(row.session_id);
+      if (rows.length < step) break;
+      after = rows[rows.length - 1];
     }
     return [...ids].slice(0, limit);
   }
@@ -325,7 +330,7 @@ export class PgReads {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
     await this.resolve(filters);
-    return gapRowsOf(await this.db.execute<GapRowsRow>(gapRowsQuery(this.labelId, projectId, range, filters)));
+    return gapRowsOf((await this.db.execute<GapRowsRow>(gapRowsQuery(this.labelId, projectId, range, filters))).rows);
   }
 
   async lowRateStreams(project: string, range: TimeRange, filters: Filters, minTurns: number, maxRate: number, limit: number): Promise<StreamSums[]> {
@@ -333,7 +338,7 @@ export class PgReads {
     if (projectId === undefined) return [];
     await this.resolve(filters);
     const query = lowRateStreamsQuery(this.labelId, projectId, range, filters, minTurns, maxRate, limit, bytewise);
-    return (await this.db.execute<LowRateRow>(query)).map(streamSumsOf);
+    return (await this.db.execute<LowRateRow>(query)).rows.map(streamSumsOf);
   }
 
   async streamSnapshots(project: string, sessionId: string, agentId: string, limit: number): Promise<StreamSnapshot[]> {
@@ -343,7 +348,7 @@ export class PgReads {
       SELECT s.id FROM streams s JOIN labels a ON a.id = s.agent_id
       WHERE s.project_id = ${projectId} AND s.session_id = ${sessionId} AND a.kind = 'agent' AND a.value = ${agentId}`;
     if (!stream) return [];
-    const rows = [...(await this.db.execute<TurnRow & Record<string, unknown>>(streamSnapshotsQuery(TURN_SELECT, stream.id, limit, bytewise)))];
+    const rows = (await this.db.execute<TurnRow & Record<string, unknown>>(streamSnapshotsQuery(TURN_SELECT, stream.id, limit, bytewise))).rows;
     return streamSnapshotsOf(rows, await this.turnNames(rows));
   }
 
@@ -351,7 +356,7 @@ export class PgReads {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return [];
     await this.resolve(filters);
-    return (await this.db.execute<ColdTurnRow>(coldTurnsQuery(this.labelId, projectId, range, filters, limit, bytewise))).map(coldTurnOf);
+    return (await this.db.execute<ColdTurnRow>(coldTurnsQuery(this.labelId, projectId, range, filters, limit, bytewise))).rows.map(coldTurnOf);
   }
 
   async breakCauses(project: string, range: TimeRange, filters: Filters): Promise<BreakCauseRow[]> {

@@ -4,7 +4,7 @@
 // holds the locks of the sessions (and waiting requests) whose rows it
 // deletes, taken in the writers' order, so that a writer's evaluation never
 // sees half a step and session sums stay exact.
-import type postgres from 'postgres';
+import type { SqlPool } from './client.js';
 import { ONE_HOUR } from '../../core/insights/ttl.js';
 import type { PruneOptions, PruneResult } from '../store.js';
 import { lockAll, requestLock, retryable, RETENTION_LOCK, sessionLock } from './locks.js';
@@ -12,12 +12,11 @@ import { lockAll, requestLock, retryable, RETENTION_LOCK, sessionLock } from './
 const STEP = 2_000;
 
 export class PgRetention {
-  constructor(private readonly sql: postgres.Sql) {}
+  constructor(private readonly sql: SqlPool) {}
 
   async prune(options: PruneOptions): Promise<PruneResult> {
     const result: PruneResult = { turns: 0, rollups: 0 };
-    const session = await this.sql.reserve();
-    try {
+    return this.sql.reserve(async (session) => {
       const [{ ok } = { ok: false }] = await session<{ ok: boolean }[]>`SELECT pg_try_advisory_lock(${RETENTION_LOCK}::bigint) AS ok`;
       if (!ok) return result;
       try {
@@ -26,10 +25,8 @@ export class PgRetention {
       } finally {
         await session`SELECT pg_advisory_unlock(${RETENTION_LOCK}::bigint)`;
       }
-    } finally {
-      session.release();
-    }
-    return result;
+      return result;
+    });
   }
 
   private async repeat(step: () => Promise<number>): Promise<number> {

@@ -25,6 +25,7 @@ import type {
   StatsRow,
   Store,
   StoredCounts,
+  StoreErrorKind,
   StreamSums,
   TailCheckpoint,
   TimeRange,
@@ -39,6 +40,7 @@ import type { ColdTurn } from '../../core/insights/fanout.js';
 import type { StreamSnapshot } from '../../core/insights/chronic.js';
 import type { GapRow } from '../../core/insights/ttl.js';
 import { openPg, type OpenedPg, type PgOptions } from './db.js';
+import { classifyPgError } from './errors.js';
 import { PgKeyStore } from './keys.js';
 import { PgNames } from './names.js';
 import { PgReads } from './reads.js';
@@ -47,6 +49,9 @@ import { PgWriter } from './writer.js';
 import { reevaluateInSteps } from '../evaluate/reevaluation.js';
 import { writeResult } from '../evaluate/outcome.js';
 import { GAPS_VERSION } from '../evaluate/gaps.js';
+
+/** How long a readiness check waits for the database: a load balancer hears at once that this node cannot serve. */
+const PING_DEADLINE_MS = 2_000;
 
 export class PgStore implements Store {
   private readonly names: PgNames;
@@ -78,7 +83,7 @@ export class PgStore implements Store {
         WHERE NOT EXISTS (SELECT 1 FROM turns WHERE state IS NOT NULL)
         ON CONFLICT (key) DO NOTHING`;
     } catch (error) {
-      await opened.sql.end({ timeout: 5 });
+      await opened.sql.end();
       throw error;
     }
     return store;
@@ -169,12 +174,16 @@ export class PgStore implements Store {
     return this.retention.prune(options);
   }
 
-  async ping(): Promise<void> {
-    await this.opened.sql`SELECT 1`;
+  ping(): Promise<void> {
+    return this.opened.sql.ping(PING_DEADLINE_MS);
+  }
+
+  classifyError(error: unknown): StoreErrorKind | undefined {
+    return classifyPgError(error);
   }
 
   async close(): Promise<void> {
-    await this.opened.sql.end({ timeout: 5 });
+    await this.opened.sql.end();
   }
 
   // --- reads ---

@@ -7,7 +7,7 @@
 // requests and token series it touches (locks.ts), in one global order, and
 // reads what it evaluates only after holding them. Nothing read in an
 // earlier transaction is trusted but ids of values that never change.
-import type postgres from 'postgres';
+import { raw, type Sql, type SqlPool } from './client.js';
 import { toPrefix } from '../../core/prefix.js';
 import type { History } from '../../core/history.js';
 import type { DetectionOptions } from '../../core/options.js';
@@ -37,10 +37,11 @@ import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
 import { externalBreakKey } from '../sqlite/tail.js';
 import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
+import { classifyPgError } from './errors.js';
 import { lockAll, MoreLocks, requestLock, retryable, seriesLock, sessionLock, tryLocks, type LockKey } from './locks.js';
 import type { PgNames } from './names.js';
 
-type Tx = postgres.TransactionSql;
+type Tx = Sql;
 
 /** Rows of a stream read back before its evaluation start at first; more when its history reaches further. */
 const HISTORY_ROWS = 64;
@@ -78,6 +79,11 @@ class HeldStreams {
     const agent = this.names.existingLabel('agent', agentId);
     return agent === undefined ? undefined : this.ids.get(`${projectId}\u0000${agent}\u0000${sessionId}`);
   }
+}
+
+/** A failure of the connection, rather than one the database answered within the transaction (a deadlock is the latter). */
+function lostConnection(error: unknown): boolean {
+  return classifyPgError(error) === 'unavailable' && !retryable(error);
 }
 
 /** Thrown when a transaction needs more reserved ids than it has: it runs again with more. */
@@ -133,7 +139,7 @@ export class PgWriter {
   private spareIds = 16;
 
   constructor(
-    private readonly sql: postgres.Sql,
+    private readonly sql: SqlPool,
     private readonly names: PgNames,
     private readonly options: DetectionOptions,
   ) {}
@@ -183,8 +189,10 @@ export class PgWriter {
           return body(tx, new Set(locks), ids);
         })) as T;
       } catch (error) {
-        // Ids handed out inside the rolled-back transaction are free again.
-        ids.giveBack();
+        // Ids handed out inside a rolled-back transaction are free again. Not those of one whose connection failed
+        // (the database restarting, a network cut): it may have committed before the answer was lost, and an id used
+        // twice would refuse a later write. Unused sequence values are only a gap.
+        if (!lostConnection(error)) ids.giveBack();
         if (attempt >= ATTEMPTS) throw error;
         if (error instanceof MoreLocks) for (const key of error.keys) locks.add(key);
         else if (error instanceof MoreIds) this.spareIds *= 2;
@@ -287,7 +295,7 @@ export class PgWriter {
   /** The stored turns of these requests, with their streams' sessions. */
   private readRows(tx: Tx, projects: number[], requests: string[]): Promise<FoundRow[]> {
     return tx<FoundRow[]>`
-      SELECT ${tx.unsafe(TURN_SELECT)}, t.project_id, s.session_id
+      SELECT ${raw(TURN_SELECT)}, t.project_id, s.session_id
       FROM unnest(${projects}::int[], ${requests.map(ridOf)}::bigint[], ${requests}::text[]) AS k(project_id, rid, request_id)
       JOIN turns t ON t.rid = k.rid AND t.project_id = k.project_id AND t.request_id = k.request_id
       LEFT JOIN streams s ON s.id = t.stream_id`;
@@ -362,7 +370,7 @@ export class PgWriter {
     const froms = streamIds.map((id) => starts.get(id)!);
     const [suffix, before] = await Promise.all([
       tx<TurnRow[]>`
-        SELECT ${tx.unsafe(TURN_SELECT)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
+        SELECT ${raw(TURN_SELECT)} FROM unnest(${streamIds}::int[], ${froms}::bigint[]) AS k(stream_id, from_ts)
         JOIN turns t ON t.stream_id = k.stream_id AND t.ts >= k.from_ts`,
       this.before(tx, streamIds, froms, HISTORY_ROWS),
     ]);
@@ -422,8 +430,8 @@ export class PgWriter {
                     ${seeded.map((id) => windows.get(id)!.window[0]!.requestId)}::text[]) AS k(stream_id, ts, request_id)
         CROSS JOIN LATERAL (
           SELECT t.tiers FROM turns t WHERE t.stream_id = k.stream_id AND t.uncached IS NOT NULL
-            AND (t.ts < k.ts OR (t.ts = k.ts AND t.request_id ${tx.unsafe(C)} < k.request_id))
-          ORDER BY t.ts DESC, t.request_id ${tx.unsafe(C)} DESC LIMIT 1) AS w`,
+            AND (t.ts < k.ts OR (t.ts = k.ts AND t.request_id ${raw(C)} < k.request_id))
+          ORDER BY t.ts DESC, t.request_id ${raw(C)} DESC LIMIT 1) AS w`,
       compactIds.length === 0 ? [] : tx<{ main: number; id: number; request_id: string; ts: number }[]>`
         SELECT k.main, t.id, t.request_id, t.ts
         FROM unnest(${compactIds}::int[], ${compactIds.map((id) => compactOf.get(id)!)}::int[],
@@ -452,8 +460,8 @@ export class PgWriter {
     return tx<TurnRow[]>`
       SELECT w.* FROM unnest(${[...ids]}::int[], ${[...froms]}::bigint[]) WITH ORDINALITY AS k(stream_id, from_ts, i)
       CROSS JOIN LATERAL (
-        SELECT ${tx.unsafe(TURN_SELECT)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
-        ORDER BY t.ts DESC, t.request_id ${tx.unsafe(C)} DESC LIMIT ${limit}) AS w
+        SELECT ${raw(TURN_SELECT)} FROM turns t WHERE t.stream_id = k.stream_id AND t.ts < k.from_ts
+        ORDER BY t.ts DESC, t.request_id ${raw(C)} DESC LIMIT ${limit}) AS w
       ORDER BY k.i`;
   }
 

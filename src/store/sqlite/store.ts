@@ -24,6 +24,7 @@ import {
   type StatsQuery,
   type StatsRow,
   type Store,
+  type StoreErrorKind,
   type ExternalBreak,
   type ExternalBreakFilters,
   type TailCheckpoint,
@@ -72,6 +73,7 @@ import { allOf, breakConditions, labelIds, nextCursor, olderThan, rangeCondition
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
+import { classifySqliteError } from './errors.js';
 import { reevaluateInSteps } from '../evaluate/reevaluation.js';
 import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
@@ -552,6 +554,10 @@ export class SqliteStore implements Store {
 
   async ping(): Promise<void> {
     this.opened.sqlite.prepare('SELECT 1').get();
+  }
+
+  classifyError(error: unknown): StoreErrorKind | undefined {
+    return classifySqliteError(error);
   }
 
   async close(): Promise<void> {
