@@ -355,8 +355,8 @@ export const DEMO_PLANTED = {
     stable_tool_order: { scripts: ['fix-flaky-test'], tools: [...GITHUB, ...FILESYSTEM].map((t) => t.name) },
     /** support-bot's system prompt opens with the time: block 0 changes on every turn. nightly-docs' date changes once: an edit, not counted. */
     volatile_block_after_breakpoint: { scripts: ['support-bot'], blocks: ['system:0'] },
-    /** No harness here moves its markers. */
-    fixed_cache_markers: { scripts: [] as string[] },
+    /** batch-refactor marks only its latest prompt: a long tool loop puts the next one beyond the lookback. */
+    breakpoint_within_lookback: { scripts: ['batch-refactor'] },
   },
   /** The parts whose changes broke caches: the clock and date blocks, the github tools (refactor-auth's reconnect), the postgres tools (migrate-db). */
   volatile: {
