@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { publicHostOf } from './auth/open-access.js';
 import { DEFAULT_DETECTION, type DetectionOptions } from './core/options.js';
-import { AUTOMATIC_CACHING } from './core/caching.js';
+import { AUTOMATIC_CACHING, modelPattern } from './core/caching.js';
 import { parseDuration } from './core/duration.js';
 import { DEFAULT_BODY_TIMEOUT_MS } from './ingest/http/body.js';
 import { DEFAULT_LIMITS, type Limits } from './ingest/limits.js';
@@ -144,21 +144,37 @@ const prices: Parser<PriceOverrides> = (raw, name) => {
 
 /** The providers an automatic cache minimum is set for: the core's table, "other" for the rest. */
 const MIN_CACHEABLE_KEYS = Object.keys(AUTOMATIC_CACHING);
+const MIN_CACHEABLE_SYNTAX = 'expected provider=tokens or provider/model=tokens pairs separated by commas, such as openai=1024,gemini/gemini-3-pro*=4096';
 
-/** "openai=1024,deepseek=64": the shortest prompt each provider's automatic cache keeps. */
+/**
+ * "openai=1024,deepseek=64,gemini/gemini-3-pro*=4096": the shortest prompt
+ * each provider's automatic cache keeps, or one model's (a model name, or
+ * its start followed by *). The most specific model wins over the provider.
+ */
 const minCacheable: Parser<Readonly<Record<string, number>>> = (raw, name) => {
   const minimums: Record<string, number> = {};
   const pairs = raw.split(',').filter((pair) => pair.trim() !== '');
-  if (pairs.length === 0) throw new ConfigError(`${name}: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64`);
+  if (pairs.length === 0) throw new ConfigError(`${name}: ${MIN_CACHEABLE_SYNTAX}`);
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at < 0) throw new ConfigError(`${name}: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64, got "${pair.trim()}"`);
-    const provider = pair.slice(0, at).trim().toLowerCase();
+    if (at < 0) throw new ConfigError(`${name}: ${MIN_CACHEABLE_SYNTAX}, got "${pair.trim()}"`);
+    const target = pair.slice(0, at).trim();
+    const slash = target.indexOf('/');
+    const provider = (slash < 0 ? target : target.slice(0, slash)).trim().toLowerCase();
     if (!MIN_CACHEABLE_KEYS.includes(provider)) {
-      throw new ConfigError(`${name}: unknown provider "${pair.slice(0, at).trim()}"; expected one of ${MIN_CACHEABLE_KEYS.join(', ')}`);
+      throw new ConfigError(`${name}: unknown provider "${(slash < 0 ? target : target.slice(0, slash)).trim()}"; expected one of ${MIN_CACHEABLE_KEYS.join(', ')}`);
     }
-    if (provider in minimums) throw new ConfigError(`${name}: ${provider} is given twice`);
-    minimums[provider] = integer(1, 10_000_000)(pair.slice(at + 1).trim(), `${name}: ${provider}`);
+    let key = provider;
+    if (slash >= 0) {
+      // Compared by family, as the core reads it: gpt-4o-2024-08-06 is gpt-4o.
+      const model = modelPattern(target.slice(slash + 1));
+      if (model === undefined) {
+        throw new ConfigError(`${name}: "${target}": expected a model after the provider, a name such as gpt-4o or the start of one followed by *, such as gemini-3-pro*`);
+      }
+      key = `${provider}/${model}`;
+    }
+    if (key in minimums) throw new ConfigError(`${name}: ${key} is given twice`);
+    minimums[key] = integer(1, 10_000_000)(pair.slice(at + 1).trim(), `${name}: ${key}`);
   }
   return Object.freeze(minimums);
 };
@@ -262,7 +278,7 @@ export const OPTIONS = {
     default: DEFAULT_DETECTION.minCacheable,
     shownDefault: 'built-in, per provider',
     valueName: 'MINIMUMS',
-    help: `Shortest prompt, in tokens, that an automatic cache keeps, as provider=N pairs such as openai=1024,deepseek=64; providers: ${MIN_CACHEABLE_KEYS.join(', ')} (any provider not listed)`,
+    help: `Shortest prompt, in tokens, that an automatic cache keeps, as provider=N or provider/model=N pairs such as openai=1024,deepseek=64,gemini/gemini-3-pro*=4096 (a model ending in * covers every model it starts; the most specific model wins, then the provider); providers: ${MIN_CACHEABLE_KEYS.join(', ')} (any provider not listed)`,
     parse: minCacheable,
   } satisfies Option<Readonly<Record<string, number>>>,
   prices: {

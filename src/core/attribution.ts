@@ -3,11 +3,11 @@
 // baseline's cached prefix explain a miss; the others are listed apart.
 import { changedToolNames, diffBlocks, diffCutTools, diffTools, firstRewrittenIndex, NO_TOOL_CHANGES } from './diff.js';
 import { modelFamily } from './family.js';
-import { isMessagePosition, messageAt, readMarker, START, systemAt, TOOLS, type Marker } from './position.js';
+import { isMessagePosition, messageAt, messageIndexOf, readMarker, START, systemAt, TOOLS, type Marker } from './position.js';
 import { type ChangeReason, type Prefix, type ToolChanges, type Turn } from './types.js';
 
-/** Breakpoints a lookup walks back over before it gives up (Anthropic, DashScope). */
-export const LOOKBACK_ENTRIES = 20;
+/** Content blocks a lookup walks back over before it gives up (Anthropic, Bedrock, DashScope: see caching.ts). */
+export const LOOKBACK_BLOCKS = 20;
 
 /** A change with no position (known only from hashes) counts as inside the cached prefix. */
 const INSIDE = -1;
@@ -30,6 +30,8 @@ export type Compared = Pick<Turn, 'prefix' | 'model'>;
 /** A prefix's markers by location, read once per prefix (stream turns share their prefix objects). */
 interface Markers {
   byLocation: ReadonlyMap<string, Marker>;
+  /** The markers on messages by position (the last one listed at a position). */
+  byPosition: ReadonlyMap<number, Marker>;
   /** The last marker's position when one sits on a message (SPEC §4.12). */
   lastOnMessage: number | undefined;
   /** Positions of the markers on messages. */
@@ -45,6 +47,7 @@ function markersOf(prefix: Prefix): Markers {
     const onMessages = list.flatMap((m) => (m.position !== null && isMessagePosition(m.position) ? [m.position] : []));
     markers = {
       byLocation: new Map(list.map((m) => [m.location, m])),
+      byPosition: new Map(list.flatMap((m) => (m.position !== null && isMessagePosition(m.position) ? [[m.position, m] as const] : []))),
       lastOnMessage: onMessages.length > 0 ? Math.max(...onMessages) : undefined,
       onMessages,
     };
@@ -75,40 +78,89 @@ function settingsDiffer(before: Prefix, after: Prefix, markersKnown: boolean): b
 }
 
 /**
- * SPEC §4.12: a marker added, removed or re-timed strictly inside the cached
- * prefix, or re-timed at the baseline's last marker on a message, is a
- * change; markers after it, and the last marker advancing to the newest
- * message, are not. Returns the first change's position.
+ * Content blocks from the end of message p to the end of message q (p ≤ q),
+ * by the newer prompt's block counts: entries when they are not known.
  */
-function markerChange(before: Prefix, after: Prefix, end: number): number | undefined {
+export function blocksBetween(prefix: Prefix, p: number, q: number): number {
+  const counts = prefix.messageBlockCounts;
+  if (counts === undefined) return q - p;
+  let blocks = 0;
+  for (let i = p + 1; i <= q; i++) blocks += counts[i] ?? 1;
+  return blocks;
+}
+
+/**
+ * SPEC §4.12: the breakpoint of `after` whose lookup reaches the baseline's
+ * last breakpoint on a message (p): the first message marker q with p ≤ q
+ * and at most `limit` content blocks from p to q (null: no limit). Null when
+ * none reaches it; undefined when the question does not arise (the
+ * baseline's last marker is not on a message, or either side's message
+ * markers are unknown).
+ */
+export function reachingMarker(before: Prefix, after: Prefix, limit: number | null): Marker | null | undefined {
+  const p = markersOf(before).lastOnMessage;
+  const later = markersOf(after);
+  if (p === undefined || later.onMessages.length === 0) return undefined;
+  let reaching: number | undefined;
+  for (const q of later.onMessages) if (q >= p && (reaching === undefined || q < reaching)) reaching = q;
+  if (reaching === undefined) return null;
+  if (limit !== null && blocksBetween(after, messageIndexOf(p), messageIndexOf(reaching)) > limit) return null;
+  return later.byPosition.get(reaching) ?? null;
+}
+
+/**
+ * Content blocks from the baseline's last breakpoint on a message to the
+ * turn's first one at or after it; null when the turn has none there,
+ * undefined when either side's message markers are unknown.
+ */
+export function lookbackGap(before: Prefix, after: Prefix): number | null | undefined {
+  const reaching = reachingMarker(before, after, null);
+  if (!reaching) return reaching;
+  return blocksBetween(after, messageIndexOf(markersOf(before).lastOnMessage!), messageIndexOf(reaching.position!));
+}
+
+/**
+ * SPEC §4.12: markers are not part of the cache key. Adding, removing or
+ * moving one writes an entry elsewhere, which is the lookback's question,
+ * not a change of the prefix. Only a marker re-timed (its TTL or another
+ * setting) counts: the same location inside the cached prefix with other
+ * settings, or the breakpoint that reaches the baseline's last one with
+ * settings other than that one's. Returns the first such position.
+ */
+function markerChange(before: Prefix, after: Prefix, end: number, limit: number | null): number | undefined {
   const was = markersOf(before);
-  const now = markersOf(after).byLocation;
+  const now = markersOf(after);
   // Markers unknown on one side (an empty list means unknown): only the settings can tell.
-  if (was.byLocation.size === 0 || now.size === 0) {
-    const neither = was.byLocation.size === 0 && now.size === 0;
+  if (was.byLocation.size === 0 || now.byLocation.size === 0) {
+    const neither = was.byLocation.size === 0 && now.byLocation.size === 0;
     return settingsDiffer(before, after, !neither) ? INSIDE : undefined;
   }
   let first = settingsDiffer(before, after, true) ? INSIDE : undefined;
-  const consider = (b: Marker | undefined, c: Marker | undefined) => {
-    const position = (b ?? c)!.position ?? INSIDE;
-    if (position > end) return;
-    const retimed = b !== undefined && c !== undefined && b.settings !== c.settings;
-    const changed = position === was.lastOnMessage ? retimed : retimed || b === undefined || c === undefined;
-    if (changed && (first === undefined || position < first)) first = position;
+  const retimed = (position: number) => {
+    if (position <= end && (first === undefined || position < first)) first = position;
   };
-  for (const [location, b] of was.byLocation) consider(b, now.get(location));
-  for (const [location, c] of now) if (!was.byLocation.has(location)) consider(undefined, c);
+  for (const [location, b] of was.byLocation) {
+    const c = now.byLocation.get(location);
+    if (c !== undefined && b.settings !== c.settings) retimed(b.position ?? INSIDE);
+  }
+  const last = was.lastOnMessage;
+  const reaching = reachingMarker(before, after, limit);
+  if (last !== undefined && reaching) {
+    const cached = was.byPosition.get(last)!;
+    if (cached.settings !== reaching.settings) retimed(last);
+  }
   return first;
 }
 
-/** SPEC §4.12: p is the baseline's last marker (on a message); C must have a message marker q with p ≤ q ≤ p + 20. */
-function lookbackExceeded(before: Prefix, after: Prefix): boolean {
+/**
+ * SPEC §4.12: no breakpoint of `after` reaches the baseline's last one, while
+ * the messages up to it are unchanged (else their rewrite is the cause).
+ */
+function lookbackExceeded(before: Prefix, after: Prefix, limit: number | null, rewrittenAt: number | null): boolean {
   if (!before.messageHashes || !after.messageHashes) return false;
   const p = markersOf(before).lastOnMessage;
-  if (p === undefined) return false;
-  const later = markersOf(after).onMessages;
-  if (!later.some((q) => q > p)) return false;
-  return !later.some((q) => q >= p && q - p <= LOOKBACK_ENTRIES);
+  if (p === undefined || (rewrittenAt !== null && rewrittenAt <= messageIndexOf(p))) return false;
+  return reachingMarker(before, after, limit) === null;
 }
 
 function changedParams(before: Prefix, after: Prefix): string[] {
@@ -122,7 +174,7 @@ function changedParams(before: Prefix, after: Prefix): string[] {
  * of a list cut short only its known entries: CutPlace), split by the
  * baseline's cached prefix.
  */
-export function attribute(baseline: Compared, current: Compared, explicit: boolean): Attribution {
+export function attribute(baseline: Compared, current: Compared, explicit: boolean, lookbackBlocks: number | null = LOOKBACK_BLOCKS): Attribution {
   const found: Attribution = {
     reasons: [],
     after: [],
@@ -157,8 +209,6 @@ export function attribute(baseline: Compared, current: Compared, explicit: boole
     }
     place('system_changed', systemAt(block));
   }
-  const marker = markerChange(before, after, end);
-  if (marker !== undefined) place('cache_control_changed', marker);
   found.changedParams = changedParams(before, after);
   // Anthropic: thinking and tool_choice invalidate the message blocks, not tools or system.
   if (found.changedParams.length > 0) place('request_params_changed', messageAt(0));
@@ -171,6 +221,10 @@ export function attribute(baseline: Compared, current: Compared, explicit: boole
       place('messages_rewritten', messageAt(index));
     }
   }
-  if (explicit && lookbackExceeded(before, after)) place('breakpoint_lookback_exceeded', INSIDE);
+  // A marker never outranks a change of the content: it is checked after every one.
+  const limit = explicit ? lookbackBlocks : null;
+  const marker = markerChange(before, after, end, limit);
+  if (marker !== undefined) place('cache_control_changed', marker);
+  if (explicit && lookbackExceeded(before, after, limit, found.firstChangedMessageIndex)) place('breakpoint_lookback_exceeded', INSIDE);
   return found;
 }

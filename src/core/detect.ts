@@ -2,12 +2,15 @@
 // (the earlier turn whose cache entry it could read), and the break record of
 // a miss.
 import { attribute } from './attribution.js';
-import { cachingMode, minCacheable, type CachingMode } from './caching.js';
+import { breakpointsOf, cachingMode, minCacheable, type CachingMode } from './caching.js';
 import { MAX_FLIGHT_MS, type Seen } from './history.js';
 import type { DetectionOptions } from './options.js';
 import { extraCostUsd } from './prices.js';
 import { causeOfGap, retentionOf } from './retention.js';
 import type { BreakCause, BreakReason, BreakRecord, TurnState, Turn, Usage } from './types.js';
+
+/** Reasons about where entries are written and looked up, not about the prefix's content (SPEC §4.12). */
+const MARKER_REASONS: ReadonlySet<BreakReason> = new Set(['cache_control_changed', 'breakpoint_lookback_exceeded']);
 
 /** A turn that has usage: the only kind that gets a state. */
 export type MeasuredTurn = Turn & { usage: Usage };
@@ -75,7 +78,7 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
   const baseline = seen.turn as MeasuredTurn;
   const missed = expected - turn.usage.read;
   const baselineMode = modeOf(baseline);
-  const found = attribute(baseline, turn, baselineMode === 'explicit');
+  const found = attribute(baseline, turn, baselineMode === 'explicit', breakpointsOf(baseline.model).lookbackBlocks);
   // Since the entry was last refreshed, when the baseline started processing (SPEC §4.5); a turn known only
   // from its usage is placed at its response end, past any time to first token.
   const refreshed = baseline.ts + (baseline.prefix === undefined ? 0 : Math.min(baseline.ttftMs ?? 0, MAX_FLIGHT_MS));
@@ -84,6 +87,8 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
   const gap = causeOfGap(gapMs, retention);
 
   let reasons: BreakReason[] = found.reasons;
+  // Past the whole retention the entry is gone whatever the markers said: a re-timed marker or an unreachable entry is not the cause.
+  if (gap.cause === 'ttl_expired' && !gap.partialExpiry) reasons = reasons.filter((reason) => !MARKER_REASONS.has(reason));
   let cause: BreakCause | null = null;
   if (reasons.length === 0) {
     if (fullyDescribed(baseline, turn)) {

@@ -50,13 +50,26 @@ export function compareTurns(a: Pick<Turn, 'ts' | 'requestId'>, b: Pick<Turn, 't
 export const MAX_FLIGHT_MS = 60 * 60_000;
 
 /**
+ * Without a time to first token, how long after its start a request may
+ * still count as before its first token. Its response end says when it
+ * answered, but a usage's time may come from another clock than the
+ * snapshot's start (a gateway's, minutes off): bounded so, such a skew
+ * cannot make later requests look parallel. Longer than a first token takes
+ * on all but the largest uncached prompts, shorter than most agent steps.
+ */
+export const MAX_UNTIMED_FLIGHT_MS = 10_000;
+
+/**
  * When a turn's cache entry became readable: its start plus time to first
- * token, else its response end. A turn known only from its usage starts, as
- * far as is known, at its response end: it was readable by then.
+ * token; else its response end, but no earlier than its own start nor later
+ * than MAX_UNTIMED_FLIGHT_MS after it (SPEC §4.12, clocks). A turn known
+ * only from its usage starts, as far as is known, at its response end: it
+ * was readable by then.
  */
 export function readyAtOf(turn: Turn): number | undefined {
-  const readyAt = turn.prefix !== undefined && turn.ttftMs !== undefined ? turn.ts + turn.ttftMs : turn.endTs;
-  return readyAt === undefined ? undefined : Math.min(readyAt, turn.ts + MAX_FLIGHT_MS);
+  if (turn.prefix !== undefined && turn.ttftMs !== undefined) return turn.ts + Math.min(turn.ttftMs, MAX_FLIGHT_MS);
+  if (turn.endTs === undefined) return undefined;
+  return Math.min(Math.max(turn.endTs, turn.ts), turn.ts + MAX_UNTIMED_FLIGHT_MS);
 }
 
 /** SPEC §4.2: `seen`'s cache entry existed when `turn` started. */

@@ -89,6 +89,16 @@ function normalizedMarkers(markers: readonly string[], ttl: string, snapshot: Sn
   return names;
 }
 
+/**
+ * Block counts that tell more than "one block per message": one per message
+ * hash, not all 1. Otherwise undefined, so that equal lookbacks are equal
+ * prefixes however they arrived.
+ */
+function blockCounts(hashes: readonly string[], counts: number[] | undefined): number[] | undefined {
+  if (counts === undefined || counts.length !== hashes.length) return undefined;
+  return counts.some((n) => n !== 1) ? counts : undefined;
+}
+
 export function toPrefix(snapshot: SnapshotContent): Prefix {
   const prefix: Prefix = { model: snapshot.model };
   const systemHash =
@@ -109,7 +119,11 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;
   const params = paramsOf(snapshot);
   if (params !== undefined) prefix.params = params;
-  if (snapshot.messageHashes) prefix.messageHashes = snapshot.messageHashes;
+  if (snapshot.messageHashes) {
+    prefix.messageHashes = snapshot.messageHashes;
+    const blocks = blockCounts(snapshot.messageHashes, snapshot.messageBlockCounts);
+    if (blocks !== undefined) prefix.messageBlockCounts = blocks;
+  }
   if (snapshot.partial !== undefined) prefix.partial = snapshot.partial;
   return prefix;
 }

@@ -1,7 +1,8 @@
 // SPEC §4.5: how long the baseline's prefix stays in the cache, and what an
 // idle gap against it says. Explicit caching holds a prefix in the TTL tiers
-// the requests declared or wrote; automatic caching in the provider's window.
-import { automaticCaching, type CachingMode } from './caching.js';
+// the requests declared or wrote (an OpenAI model's, in OpenAI's window);
+// automatic caching in the provider's window.
+import { automaticCaching, breakpointsOf, type Breakpoints, type CachingMode } from './caching.js';
 import { parseDuration } from './duration.js';
 import { modelFamily } from './family.js';
 import { markerTtl, readMarker } from './position.js';
@@ -65,7 +66,8 @@ export interface Retention {
   /** The longest; null when unknown or unbounded. */
   ttlMaxMs: number | null;
   ttlSource: TtlSource;
-  mode: CachingMode;
+  /** Held in TTL tiers (an expiry is certain past the shortest) or in a provider's window (only past its longest). */
+  held: Breakpoints['held'];
 }
 
 function explicitRetention(tiers: Tiers): Retention {
@@ -77,21 +79,25 @@ function explicitRetention(tiers: Tiers): Retention {
     ttlMaxMs = ms;
   });
   const source: TtlSource = tiers & DECLARED ? 'declared' : tiers & WROTE_1H ? 'previous_1h_write' : 'provider_default';
-  return { ttlMs, ttlMaxMs, ttlSource: source, mode: 'explicit' };
+  return { ttlMs, ttlMaxMs, ttlSource: source, held: 'tiers' };
 }
 
-/** The retention of a baseline's prefix: its tiers with explicit caching, else its provider's window. */
+/**
+ * The retention of a baseline's prefix: its tiers with explicit caching
+ * (unless its model's breakpoints are held in a window: an OpenAI model's,
+ * writes reported or not), else its provider's window.
+ */
 export function retentionOf(
   mode: CachingMode,
   tiers: Tiers,
   baseline: { provider?: string; model?: string; prefix?: Prefix },
 ): Retention {
-  if (mode === 'explicit') return explicitRetention(tiers);
+  if (mode === 'explicit' && breakpointsOf(baseline.model).held === 'tiers') return explicitRetention(tiers);
   const declared = baseline.prefix?.ttlMs;
   const family = baseline.model === undefined ? '' : modelFamily(baseline.model);
   const window = automaticCaching(baseline.provider).window(family, declared);
-  if (!window) return { ttlMs: null, ttlMaxMs: null, ttlSource: 'unknown', mode };
-  return { ttlMs: window.minMs, ttlMaxMs: window.maxMs, ttlSource: window.declared ? 'declared' : 'provider_default', mode };
+  if (!window) return { ttlMs: null, ttlMaxMs: null, ttlSource: 'unknown', held: 'window' };
+  return { ttlMs: window.minMs, ttlMaxMs: window.maxMs, ttlSource: window.declared ? 'declared' : 'provider_default', held: 'window' };
 }
 
 /** SPEC §4.5: what the gap alone says; null when the retention is unknown. */
@@ -100,6 +106,6 @@ export function causeOfGap(gapMs: number, retention: Retention): { cause: BreakC
   if (ttlMs === null) return { cause: null, partialExpiry: false };
   if (ttlMaxMs !== null && gapMs > ttlMaxMs) return { cause: 'ttl_expired', partialExpiry: false };
   if (gapMs <= ttlMs) return { cause: 'likely_server_eviction', partialExpiry: false };
-  if (retention.mode === 'automatic') return { cause: 'possible_ttl_expiry', partialExpiry: false };
+  if (retention.held === 'window') return { cause: 'possible_ttl_expiry', partialExpiry: false };
   return { cause: 'ttl_expired', partialExpiry: ttlMaxMs !== null && ttlMaxMs > ttlMs };
 }

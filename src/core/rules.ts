@@ -1,7 +1,8 @@
 // SPEC §4 in words, one entry per state, reason and cause. Typed by the lists
 // in types.ts, so that a state, reason or cause cannot be added without saying
 // what it means; docs/how-it-decides.md's tables are generated from here.
-import { LOOKBACK_ENTRIES } from './attribution.js';
+import { LOOKBACK_BLOCKS } from './attribution.js';
+import { MAX_UNTIMED_FLIGHT_MS } from './history.js';
 import { DEFAULT_DETECTION } from './options.js';
 import type { BreakCause, BreakReason, TtlSource, TurnState } from './types.js';
 
@@ -17,16 +18,22 @@ export const STATE_RULES: readonly (readonly [TurnState, string])[] = [
   ['cold', 'it wrote, explicitly or automatically, because there was nothing to read'],
 ];
 
-/** SPEC §4.4, in prefix order: what changed, and where the change sits. */
+/** SPEC §4.4, in prefix order (the marker reasons last): what changed, and where the change sits. */
 export const REASON_RULES: Readonly<Record<BreakReason, { change: string; position: string }>> = {
   model_changed: { change: 'the model family differs (no earlier turn of its own family)', position: 'start' },
   tools_schema_changed: { change: 'a tool added, removed, or its schema hash changed', position: 'tools' },
   tools_order_changed: { change: 'the same tools in another relative order', position: 'tools' },
   system_changed: { change: 'the system prompt differs (`changedSystemBlocks`)', position: 'the first changed block, `system:k`' },
-  cache_control_changed: { change: 'a marker added, removed or re-timed inside the cached prefix', position: 'the first differing marker' },
   request_params_changed: { change: '`thinking`, `toolChoice` or a `params` key differs (`changedParams`)', position: '`messages:0`' },
   messages_rewritten: { change: 'the earlier messages are not a prefix of the new ones (`firstChangedMessageIndex`)', position: 'the first changed message' },
-  breakpoint_lookback_exceeded: { change: `the new breakpoint is more than ${LOOKBACK_ENTRIES} entries past the cached one: the lookup cannot reach it`, position: '—' },
+  cache_control_changed: {
+    change: 'a marker inside the cached prefix re-timed (5m ↔ 1h, or another setting such as its scope), or caching turned off or keyed otherwise; adding, removing or moving a marker is not a change',
+    position: 'the first re-timed marker',
+  },
+  breakpoint_lookback_exceeded: {
+    change: `no breakpoint of the turn reaches the cached one: each lies before it, or more than ${LOOKBACK_BLOCKS} content blocks past it (Anthropic's lookback; none on OpenAI models)`,
+    position: '—',
+  },
   likely_provider_ttl_or_eviction: { change: 'nothing changed inside the cached prefix, and both snapshots were complete: see `cause`', position: '—' },
   unknown: { change: 'nothing found, but the snapshots were missing or incomplete', position: '—' },
 };
@@ -44,3 +51,26 @@ export const TTL_SOURCE_RULES: Readonly<Record<TtlSource, string>> = {
   provider_default: "the provider's default",
   unknown: 'the provider does not say: no cause is given',
 };
+
+/**
+ * SPEC §4.12 in words, where version 3 of the rules changed it: how markers,
+ * the lookback, the provider table and the clocks of a turn's parts are read.
+ */
+export const DETAIL_RULES: readonly (readonly [string, string])[] = [
+  [
+    'Markers',
+    "are not part of the cache key: the key is the prefix's content. Adding, removing or moving a `cache_control` marker (the marker on the last two user messages that Cline, Roo and Copilot move every turn) changes where an entry is written and so what the next lookup can reach, which is the lookback's question. Only a re-timed marker (5m ↔ 1h) is `cache_control_changed`, and it never outranks a change of the content: with an edited earlier message the break is `messages_rewritten`. When the gap alone says the whole prefix expired, neither marker reason is named: the break is `ttl_expired`",
+  ],
+  [
+    'Lookback',
+    `is counted in content blocks, not messages: a lookup walks back at most ${LOOKBACK_BLOCKS} blocks from a breakpoint (one step with 12 parallel tool calls adds 25 blocks in 2 messages). Blocks per message come from \`messageBlockCounts\` (raw request bodies fill it); without them each message counts as one block. The turn's breakpoint that reaches the baseline's last one is its first message marker at or after it, within the lookback; a turn whose message markers all lie before it, or too far past it, cannot read the entry`,
+  ],
+  [
+    'Providers',
+    "differ, and the tables below say how: minimums by provider and model (overridable per provider or per model with `--min-cacheable`), retention windows, and how breakpoints behave. An OpenAI model's breakpoints have no lookback limit and its cache is held in OpenAI's window, whether or not its writes are reported",
+  ],
+  [
+    'Clocks',
+    `of a turn's two parts may differ: a harness's snapshot and a gateway's usage can be minutes apart. The entry of a request whose time to first token is unknown counts as readable at its response end, but never earlier than its own start nor more than ${MAX_UNTIMED_FLIGHT_MS / 1000} s after it: a usage time from another clock cannot make a later request look parallel (\`concurrentRequestIds\`) for longer than that, nor take its baseline away`,
+  ],
+];

@@ -7,15 +7,17 @@ export type EpochMs = number;
 export const TURN_STATES = ['unreported', 'cold', 'miss', 'expected', 'hit', 'uncached'] as const;
 export type TurnState = (typeof TURN_STATES)[number];
 
-/** SPEC §4.4, in prefix order: the first change inside the cached prefix is `reason`. */
+/** SPEC §4.4, in prefix order, the marker reasons last: the first change inside the cached prefix is `reason`. */
 export const CHANGE_REASONS = [
   'model_changed',
   'tools_schema_changed',
   'tools_order_changed',
   'system_changed',
-  'cache_control_changed',
   'request_params_changed',
   'messages_rewritten',
+  // Markers are not part of the cache key: a re-timed marker or a lookup that
+  // cannot reach the cached entry never outranks a change of the content.
+  'cache_control_changed',
   'breakpoint_lookback_exceeded',
 ] as const;
 export type ChangeReason = (typeof CHANGE_REASONS)[number];
@@ -71,6 +73,12 @@ export interface SnapshotContent {
   cacheControl?: CacheControl;
   cacheControlHash?: string;
   messageHashes?: string[];
+  /**
+   * Content blocks per `messageHashes` entry, in order (a text, a tool_use, a
+   * tool_result… each counts one): a cache lookup walks back over blocks, not
+   * messages (SPEC §4.12). Absent: one block each.
+   */
+  messageBlockCounts?: number[];
   /** Anthropic `thinking` (enabled, budget), raw or as a client hash. */
   thinking?: unknown;
   thinkingHash?: string;
@@ -166,6 +174,8 @@ export interface Prefix {
   /** Hashes of the cache-relevant request parameters by name (thinking, toolChoice, params keys); absent: unknown. */
   params?: Record<string, string>;
   messageHashes?: string[];
+  /** Content blocks per message, when some message has other than one (absent: one each). */
+  messageBlockCounts?: number[];
   /** The snapshot was built from a cut body (see CutPlace). */
   partial?: CutPlace;
 }

@@ -143,6 +143,8 @@ export const turns = sqliteTable(
     messageHashes: blob('message_hashes', { mode: 'buffer' }),
     /** Markers on messages (["messages:7@5m"]) as JSON: they move with every turn, so they are not in the prefix. */
     messageMarkers: text('message_markers'),
+    /** Content blocks per message as JSON ([1,13,12]), when some message has other than one: what the lookback counts. */
+    messageBlocks: text('message_blocks'),
     endTs: integer('end_ts'),
     ttftMs: integer('ttft_ms'),
     usageProviderId: integer('usage_provider_id'),

@@ -127,8 +127,27 @@ describe('--min-cacheable', () => {
     expect(detectionOf(parse([])).minCacheable).toEqual({});
   });
 
-  it('names what is wrong: the pair, the provider or its number', () => {
+  it('reads provider/model=tokens pairs too, by model family, a trailing * covering every model it starts', () => {
+    expect(parse(['--min-cacheable', 'openai=2048,Gemini/Gemini-3-Pro*=4096,openai/gpt-4o-2024-08-06=512'])['min-cacheable']).toEqual({
+      openai: 2048,
+      'gemini/gemini-3-pro*': 4096,
+      'openai/gpt-4o': 512,
+    });
+    const detection = detectionOf(parse(['--min-cacheable', 'openai=2048,openai/gpt-4o*=4096,openai/gpt-4o-mini=512']));
+    expect(minCacheable('openai', 'gpt-4o-2024-11-20', detection.minCacheable)).toBe(4096);
+    expect(minCacheable('azure', 'gpt-4o-mini', detection.minCacheable)).toBe(512);
+    expect(minCacheable('openai', 'gpt-4.1', detection.minCacheable)).toBe(2048);
+  });
+
+  it('names what is wrong: the pair, the provider, the model or its number', () => {
     const keys = 'openai, xai, gemini, dashscope, deepseek, openrouter, other';
+    const syntax = 'expected provider=tokens or provider/model=tokens pairs separated by commas, such as openai=1024,gemini/gemini-3-pro*=4096';
+    const model = 'expected a model after the provider, a name such as gpt-4o or the start of one followed by *, such as gemini-3-pro*';
+    expect(errorOf(['--min-cacheable', 'vertex/gemini-3-pro=4096'])).toBe(`--min-cacheable: unknown provider "vertex"; expected one of ${keys}`);
+    expect(errorOf(['--min-cacheable', 'openai/=4096'])).toBe(`--min-cacheable: "openai/": ${model}`);
+    expect(errorOf(['--min-cacheable', 'openai/gpt*4o=4096'])).toBe(`--min-cacheable: "openai/gpt*4o": ${model}`);
+    expect(errorOf(['--min-cacheable', 'openai/gpt-4o=1,openai/GPT-4o-2024-08-06=2'])).toBe('--min-cacheable: openai/gpt-4o is given twice');
+    expect(errorOf(['--min-cacheable', 'gemini/gemini-3-pro*=lots'])).toBe('--min-cacheable: gemini/gemini-3-pro*: expected a whole number from 1 to 10000000, got "lots"');
     expect(errorOf(['--min-cacheable', 'anthropic=1024'])).toBe(`--min-cacheable: unknown provider "anthropic"; expected one of ${keys}`);
     expect(errorOf([], { CACHEBREAK_MIN_CACHEABLE: 'azure=1024' })).toBe(`CACHEBREAK_MIN_CACHEABLE: unknown provider "azure"; expected one of ${keys}`);
     expect(errorOf(['--min-cacheable', 'openai=0'])).toBe('--min-cacheable: openai: expected a whole number from 1 to 10000000, got "0"');
@@ -136,9 +155,7 @@ describe('--min-cacheable', () => {
     expect(errorOf(['--min-cacheable', 'deepseek=64,openai='])).toBe('--min-cacheable: openai: expected a whole number from 1 to 10000000, got ""');
     expect(errorOf(['--min-cacheable', 'deepseek=1.5'])).toBe('--min-cacheable: deepseek: expected a whole number from 1 to 10000000, got "1.5"');
     expect(errorOf(['--min-cacheable', 'openai=1024,OpenAI=2048'])).toBe('--min-cacheable: openai is given twice');
-    expect(errorOf(['--min-cacheable', 'openai:1024'])).toBe(
-      '--min-cacheable: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64, got "openai:1024"',
-    );
-    expect(errorOf(['--min-cacheable', ' , '])).toBe('--min-cacheable: expected provider=tokens pairs separated by commas, such as openai=1024,deepseek=64');
+    expect(errorOf(['--min-cacheable', 'openai:1024'])).toBe(`--min-cacheable: ${syntax}, got "openai:1024"`);
+    expect(errorOf(['--min-cacheable', ' , '])).toBe(`--min-cacheable: ${syntax}`);
   });
 });

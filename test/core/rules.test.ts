@@ -102,14 +102,18 @@ describe('§4.2 baseline', () => {
     expect(result.get('next')).toMatchObject({ state: 'hit', previousRequestId: 'side', concurrentRequestIds: [] });
   });
 
-  it('availability: time to first token first, else the response end, else only the start', () => {
+  it('availability: time to first token first, else the response end (at most 10 s after the start), else only the start', () => {
     const write = usage(0, 48_900);
     // Known ttft: readable 2 s after its start, although its response ends 60 s in.
     const byTtft = evaluate([turn('b', { ttftMs: 2 * SECOND, endTs: T0 + MINUTE, usage: write }), turn('c', { at: 10 * SECOND, usage: usage(0, 48_900) })]);
     expect(byTtft.get('c')).toMatchObject({ previousRequestId: 'b', state: 'miss' });
-    // No ttft: readable when its response ended, 60 s in.
-    const byEnd = evaluate([turn('b', { endTs: T0 + MINUTE, usage: write }), turn('c', { at: 10 * SECOND, usage: usage(0, 48_900) })]);
+    // No ttft: readable when its response ended, 4 s in.
+    const byEnd = evaluate([turn('b', { endTs: T0 + 4 * SECOND, usage: write }), turn('c', { at: 3 * SECOND, usage: usage(0, 48_900) })]);
     expect(byEnd.get('c')).toMatchObject({ previousRequestId: null, concurrentRequestIds: ['b'], state: 'cold' });
+    // A response end 60 s in holds it in flight for 10 s only: its first token came long before.
+    const longAnswer = (at: number) => evaluate([turn('b', { endTs: T0 + MINUTE, usage: write }), turn('c', { at, usage: usage(0, 48_900) })]).get('c');
+    expect(longAnswer(9 * SECOND)).toMatchObject({ previousRequestId: null, concurrentRequestIds: ['b'] });
+    expect(longAnswer(10 * SECOND)).toMatchObject({ previousRequestId: 'b', concurrentRequestIds: [], state: 'miss' });
     // Neither: readable by any turn that started later.
     const { endTs: _end, ...bare } = turn('b', { usage: write });
     const byStart = evaluate([bare, turn('c', { at: 1, usage: usage(0, 48_900) })]);
@@ -362,23 +366,27 @@ describe('§4.6 markers', () => {
     expect(result.get('r2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', changesAfterCachedPrefix: [] });
   });
 
-  it('a TTL flip at the last marker, or a marker added inside the cached prefix, is cache_control_changed', () => {
+  it('only a re-timed marker is cache_control_changed: inside the cached prefix, at its last marker, or on the breakpoint that reaches it', () => {
     const at = (markers: string[]) =>
       evaluate([
         turn('r1', { messageHashes: messages(5), cacheControl: { enabled: true, markers: ['system:1@5m', 'messages:4@5m'] }, usage: WARM }),
         turn('r2', { at: MINUTE, messageHashes: messages(7), cacheControl: { enabled: true, markers }, usage: usage(0, 49_300) }),
-      ]).get('r2')!.break!;
-    expect(at(['system:1@5m', 'messages:4@1h', 'messages:6@5m']).reason).toBe('cache_control_changed');
-    expect(at(['system:1@5m', 'messages:2@5m', 'messages:6@5m']).reason).toBe('cache_control_changed');
-    expect(at(['system:1@1h', 'messages:6@5m']).reason).toBe('cache_control_changed');
-    expect(at(['system:1@5m', 'messages:6@5m']).reason).toBe('likely_provider_ttl_or_eviction');
+      ]).get('r2')!.break!.reason;
+    expect(at(['system:1@5m', 'messages:4@1h', 'messages:6@5m'])).toBe('cache_control_changed');
+    expect(at(['system:1@1h', 'messages:6@5m'])).toBe('cache_control_changed');
+    expect(at(['system:1@5m', 'messages:6@1h'])).toBe('cache_control_changed');
+    // Markers are not part of the cache key: one added, removed or moved changes nothing the lookup reads.
+    expect(at(['system:1@5m', 'messages:2@5m', 'messages:6@5m'])).toBe('likely_provider_ttl_or_eviction');
+    expect(at(['messages:6@5m'])).toBe('likely_provider_ttl_or_eviction');
+    expect(at(['system:1@5m', 'messages:6@5m'])).toBe('likely_provider_ttl_or_eviction');
   });
 
   it('a TTL flip on a raw tool definition is seen: cache_control_changed', () => {
     const body = loadRequest('claude-code');
-    const flipped = structuredClone(body);
+    const [marked, flipped] = [structuredClone(body), structuredClone(body)];
+    marked.tools[2].cache_control = { type: 'ephemeral' };
     flipped.tools[2].cache_control = { type: 'ephemeral', ttl: '1h' };
-    const [before, after] = [buildSnapshot(body, 'anthropic'), buildSnapshot(flipped, 'anthropic')];
+    const [before, after] = [buildSnapshot(marked, 'anthropic'), buildSnapshot(flipped, 'anthropic')];
     if (!before.ok || !after.ok) throw new Error('fixture did not build');
     expect(after.snapshot.tools).toEqual(before.snapshot.tools);
     const result = evaluate([

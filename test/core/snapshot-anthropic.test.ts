@@ -163,6 +163,7 @@ describe('Anthropic Messages snapshot', () => {
       tools: [],
       cacheControl: { enabled: false },
       messageHashes: [],
+      messageBlockCounts: [],
       // Known to be absent: turning thinking or tool_choice on later is a change.
       params: {},
     });

@@ -5,8 +5,8 @@
 // rewrites them (`npm run bench` too); readme.test.ts fails when they are stale.
 import { readFileSync } from 'node:fs';
 import { optionsTable } from '../../src/config.js';
-import { AUTOMATIC_CACHING } from '../../src/core/caching.js';
-import { CAUSE_RULES, REASON_RULES, STATE_RULES, TTL_SOURCE_RULES } from '../../src/core/rules.js';
+import { AUTOMATIC_CACHING, BREAKPOINTS } from '../../src/core/caching.js';
+import { CAUSE_RULES, DETAIL_RULES, REASON_RULES, STATE_RULES, TTL_SOURCE_RULES } from '../../src/core/rules.js';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { USAGE_FIELDS } from '../../src/core/usage.js';
 import { markdownTable, type Results } from '../bench/lib.js';
@@ -33,7 +33,7 @@ function rules(): string {
     '| --- | --- |',
     ...STATE_RULES.map(([state, text]) => `| \`${state}\` | ${text} |`),
     '',
-    '| reason, in prefix order | change | position |',
+    '| reason, in prefix order (marker reasons last) | change | position |',
     '| --- | --- | --- |',
     ...BREAK_REASONS.map((reason) => `| \`${reason}\` | ${REASON_RULES[reason].change} | ${REASON_RULES[reason].position} |`),
     '',
@@ -42,10 +42,12 @@ function rules(): string {
     ...Object.entries(CAUSE_RULES).map(([cause, text]) => `- \`${cause}\`: ${text}.`),
     '',
     '`ttlSource`: ' + Object.entries(TTL_SOURCE_RULES).map(([source, text]) => `\`${source}\` (${text})`).join(', ') + '.',
+    '',
+    ...DETAIL_RULES.map(([name, text]) => `**${name}** ${text}.`).flatMap((line) => [line, '']).slice(0, -1),
   ].join('\n');
 }
 
-/** The usage fields per provider and automatic caching, from src/core/usage.ts and src/core/caching.ts. */
+/** The usage fields per provider, automatic caching and breakpoints, from src/core/usage.ts and src/core/caching.ts. */
 function providers(): string {
   return [
     '| usage of | input total | includes cache? | read | write |',
@@ -56,11 +58,11 @@ function providers(): string {
     '',
     '| automatic caching | cached from | retention |',
     '| --- | --- | --- |',
-    ...[...new Set(Object.values(AUTOMATIC_CACHING))].map((c) => {
-      const minimums = [...new Set(['gpt-4o', 'gemini-2.5-flash', 'gemini-2.5-pro'].map((family) => c.minTokens(family)))];
-      const from = minimums.length === 1 ? `${minimums[0]!.toLocaleString('en-US')} tokens` : `${minimums.map((m) => m.toLocaleString('en-US')).join(' or ')} tokens (Pro models)`;
-      return `| ${c.label} | ${from} | ${c.retention} |`;
-    }),
+    ...[...new Set(Object.values(AUTOMATIC_CACHING))].map((c) => `| ${c.label} | ${c.minimum} | ${c.retention} |`),
+    '',
+    '| explicit breakpoints | lookback | retention |',
+    '| --- | --- | --- |',
+    ...BREAKPOINTS.map((b) => `| ${b.label} | ${b.lookback} | ${b.retention} |`),
   ].join('\n');
 }
 

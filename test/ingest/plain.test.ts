@@ -59,6 +59,10 @@ const event = fc.record(
     cacheControl,
     cacheControlHash: fc.oneof(fc.constant(undefined), text(256)),
     messageHashes: strings(4),
+    messageBlockCounts: mostly(
+      fc.oneof(fc.constant(undefined), fc.array(fc.nat({ max: 40 }), { maxLength: 4 })),
+      fc.oneof(fc.array(fc.oneof(fc.integer({ min: -2, max: -1 }), fc.double(), fc.constant(2_000_000), fc.constant('3')), { minLength: 1, maxLength: 3 }), anyValue),
+    ),
     expectMiss: fc.oneof(fc.constant(undefined), text(64)),
     system: mostly(fc.constant(undefined), fc.string()),
     usage: fc.oneof(fc.constant(undefined), fc.object()),

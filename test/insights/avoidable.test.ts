@@ -1,7 +1,8 @@
 // Avoidable breaks on a crafted workload: which breaks count, and the dollars
 // each fix would have saved, computed by hand from the price table.
 import { describe, expect, it } from 'vitest';
-import { avoidableBreaks, markerMove } from '../../src/core/insights/avoidable.js';
+import { avoidableBreaks, lookbackDistance } from '../../src/core/insights/avoidable.js';
+import { toPrefix } from '../../src/core/prefix.js';
 import { databasePrices } from '../../src/prices/index.js';
 import { NOW, testApp } from '../serve/harness.js';
 import { avoidableWorkload } from './workloads.js';
@@ -16,12 +17,12 @@ describe('avoidable breaks', () => {
     expect(48_900 * (3.75 - 0.3)).toBeCloseTo(ONE * 1_000_000, 6);
   });
 
-  it('counts the reordered tools, the block that changes again and again and the marker that moves; not the one edit nor the TTL setting', async () => {
+  it('counts the reordered tools, the block that changes again and again and the breakpoint out of the lookback\'s reach; not the one edit, the marker that moves nor the TTL setting', async () => {
     const { store, get } = testApp();
     await store.write([{ project: 'default', events: avoidableWorkload() }]);
     const { status, body } = await get(`/v1/insights/avoidable?from=${T0 - 60_000}&to=${NOW}`);
     expect(status).toBe(200);
-    const [tools, system, markers] = body.fixes;
+    const [tools, system, lookback] = body.fixes;
     expect(tools).toMatchObject({
       fix: 'stable_tool_order',
       reason: 'tools_order_changed',
@@ -39,12 +40,13 @@ describe('avoidable breaks', () => {
       involved: [{ name: 'system:1', breaks: 2 }],
       examples: ['d3', 'd2'],
     });
-    expect(markers).toMatchObject({
-      fix: 'fixed_cache_markers',
+    expect(lookback).toMatchObject({
+      fix: 'breakpoint_within_lookback',
+      reason: 'breakpoint_lookback_exceeded',
       breaks: 1,
       savings: { usd: ONE, unpriced: 0 },
-      involved: [{ name: 'system:1 → system:0', breaks: 1 }],
-      examples: ['m2'],
+      involved: [{ name: '25 blocks', breaks: 1 }],
+      examples: ['r2'],
     });
     expect(body).toMatchObject({ breaks: 4, missedCacheReadTokens: 195_600, savings: { usd: 0.67482, unpriced: 0 } });
   });
@@ -66,17 +68,20 @@ describe('avoidable breaks', () => {
       requestId, ts: 0, missedCacheReadTokens: 10, estimatedExtraCostUsd: cost, changedSystemBlocks: blocks,
     });
     const none = { breaks: 0, missedCacheReadTokens: 0, extraCostMicroUsd: 0, unpricedBreaks: 0 };
-    const mixed = avoidableBreaks({ toolOrder: { sums: none, tools: [], examples: [] }, system: [brk('a', 0.5, [2]), brk('b', null, [2])], markers: [] });
+    const mixed = avoidableBreaks({ toolOrder: { sums: none, tools: [], examples: [] }, system: [brk('a', 0.5, [2]), brk('b', null, [2])], lookback: [] });
     expect(mixed.fixes[1]!.savings).toEqual({ usd: 0.5, unpriced: 1 });
-    const unpriced = avoidableBreaks({ toolOrder: { sums: { ...none, breaks: 3, unpricedBreaks: 3 }, tools: [], examples: [] }, system: [], markers: [] });
+    const unpriced = avoidableBreaks({ toolOrder: { sums: { ...none, breaks: 3, unpricedBreaks: 3 }, tools: [], examples: [] }, system: [], lookback: [] });
     expect(unpriced.fixes[0]!.savings).toEqual({ usd: null, unpriced: 3 });
     expect(unpriced.savings).toEqual({ usd: null, unpriced: 3 });
   });
 
-  it('tells a marker that moved from one whose TTL changed, and says nothing of prefixes not stored', () => {
-    expect(markerMove(['tools@5m', 'system:1@5m', 'messages:4'], ['tools@5m', 'system:2@5m', 'messages:9'])).toBe('tools, system:1 → tools, system:2');
-    expect(markerMove(['system:1@5m'], ['system:1@1h'])).toBeUndefined();
-    expect(markerMove(['messages:3'], ['messages:8'])).toBeUndefined();
-    expect(markerMove(null, ['system:1'])).toBeUndefined();
+  it('says how far the next breakpoint lay, in content blocks when they are known, and nothing of prefixes not stored', () => {
+    const prefix = (n: number, markers: string[], messageBlockCounts?: number[]) =>
+      toPrefix({ model: 'm', messageHashes: Array.from({ length: n }, (_, i) => `m${i}`), cacheControl: { markers }, ...(messageBlockCounts ? { messageBlockCounts } : {}) });
+    expect(lookbackDistance(prefix(3, ['messages:2']), prefix(5, ['messages:4'], [1, 1, 1, 13, 12]))).toBe('25 blocks');
+    expect(lookbackDistance(prefix(3, ['messages:2']), prefix(40, ['messages:39']))).toBe('37 blocks');
+    expect(lookbackDistance(prefix(8, ['messages:7']), prefix(10, ['messages:3']))).toBe('no later breakpoint');
+    expect(lookbackDistance(null, prefix(5, ['messages:4']))).toBe('unknown');
+    expect(lookbackDistance(prefix(3, ['system:0']), prefix(5, ['messages:4']))).toBe('unknown');
   });
 });

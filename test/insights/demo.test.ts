@@ -23,16 +23,16 @@ async function demo() {
 }
 
 describe('the demo plants what each insight finds', () => {
-  it('avoidable breaks: the reordered MCP tools and the clock block, nothing of markers', async () => {
+  it('avoidable breaks: the reordered MCP tools, the clock block and the breakpoint beyond the lookback', async () => {
     const { get, turns } = await demo();
     const body = await get(`/v1/insights/avoidable?${RANGE}`);
-    const [tools, system, markers] = body.fixes;
+    const [tools, system, lookback] = body.fixes;
     const planted = DEMO_PLANTED.avoidable;
     expect(new Set(tools.examples.map((id: string) => scriptOf(turns.get(id)!.sessionId)))).toEqual(new Set(planted.stable_tool_order.scripts));
     expect(tools.involved.map((t: { name: string }) => t.name).sort()).toEqual([...planted.stable_tool_order.tools].sort());
     expect(new Set(system.examples.map((id: string) => scriptOf(turns.get(id)!.sessionId)))).toEqual(new Set(planted.volatile_block_after_breakpoint.scripts));
     expect(system.involved.map((b: { name: string }) => b.name)).toEqual(planted.volatile_block_after_breakpoint.blocks);
-    expect(markers.breaks).toBe(planted.fixed_cache_markers.scripts.length);
+    expect(new Set(lookback.examples.map((id: string) => scriptOf(turns.get(id)!.sessionId)))).toEqual(new Set(planted.breakpoint_within_lookback.scripts));
     expect(tools.savings.usd).toBeGreaterThan(0);
     expect(system.savings.usd).toBeGreaterThan(0);
   });

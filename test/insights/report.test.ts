@@ -27,10 +27,11 @@ describe('cachebreak report: what to change', () => {
     const { code, stdout } = await cli(['report', '--db', db]);
     expect(code).toBe(0);
     const section = stdout.slice(stdout.indexOf('What to change'));
-    // Avoidable: o2, d2, d3, m2, and with sess_clock's four clock changes system:0 changes five times
-    // in the project, so sess_edit's change there counts too: 9 breaks × $0.168705.
+    // Avoidable: o2, d2, d3, r2, and with sess_clock's four clock changes system:0 changes five times
+    // in the project, so sess_edit's change there counts too: 9 breaks × $0.168705; and chr-sess_lookback's
+    // four breaks, each 30 blocks past the last breakpoint: 4 × 40,000 × ($3.75 − $0.30) / 1M = $0.552.
     expect(section).toMatch(/^ {2}stable_tool_order +1 break +\$0\.17 /m);
-    expect(section).toMatch(/^ {2}fixed_cache_markers +1 break +\$0\.17 +system:1 → system:0$/m);
+    expect(section).toMatch(/^ {2}breakpoint_within_lookback +5 breaks +\$0\.72 +30 blocks, 25 blocks$/m);
     expect(section).toMatch(/^ {2}chr-sess_clock main +leading_volatile_block +0\.0% cached +245,100 not read$/m);
     // TTL: the sess_short stream would have saved $0.05718 at 1 h; sess_long's 1 h cost $0.114525.
     expect(section).toMatch(/^ {2}ttl-sess_long reviewer +claude-sonnet-4-5 +2 ≤5m, 0 ≤1h, 0 >1h +1h → 5m +1h costs \$0\.11$/m);
@@ -38,7 +39,7 @@ describe('cachebreak report: what to change', () => {
     const json = JSON.parse((await cli(['report', '--db', db, '--json'])).stdout) as Report;
     // house-model-7 writes in ttl-sess_unpriced and in both of fan-sess_house's agents.
     expect(json.insights.ttl.unpricedGroups).toBe(3);
-    expect(json.insights.avoidable.savings).toEqual({ usd: 1.518345, unpriced: 0 });
+    expect(json.insights.avoidable.savings).toEqual({ usd: 2.070345, unpriced: 0 });
     // Fan-out: sess_fan's 97,800 written again for $0.33741, and the unpriced pair counted apart (the other
     // workloads' sessions, starting side by side with one prefix, fan out too).
     expect(section).toMatch(/^ {2}2026-11-30T14:00:00\.000Z +claude-sonnet-4-5 +3 requests +97,800 again +\$0\.34$/m);

@@ -16,8 +16,9 @@ describe('the insights page', () => {
     expect(response.status).toBe(200);
     const page = await response.text();
     for (const id of ['avoidable', 'volatile', 'fanout', 'ttl', 'chronic', 'confusion']) expect(page).toContain(`id="${id}-summary"`);
-    // o2, d2, d3, m2, e2 and sess_clock's four: with the clock, system:0 changes five times (9 × $0.168705).
-    expect(page).toContain('9 breaks a known fix would have prevented: $1.52 saved');
+    // o2, d2, d3, r2, e2 and sess_clock's four: with the clock, system:0 changes five times (9 × $0.168705);
+    // and sess_lookback's four breakpoints 30 blocks on (4 × $0.138).
+    expect(page).toContain('13 breaks a known fix would have prevented: $2.07 saved');
     expect(page).toContain('<a href="/breaks/d3?from=');
     expect(page).toContain('<a href="/breaks/m2?from=');
     expect(page).toContain('leading_volatile_block');

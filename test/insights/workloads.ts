@@ -16,10 +16,15 @@ const SYSTEM = (k: number, version: string) => {
  * - sess_order: o2 sends the same tools reversed: tools_order_changed, 48,900 missed.
  * - sess_date: system block 1 changes at d2 and again at d3 (volatile: 2 changes): two system_changed breaks.
  * - sess_edit: system block 0 changes once (e2): an edit, not counted.
- * - sess_marker: the system marker moves from system:1 to system:0 (m2): counted.
+ * - sess_reach: r2 adds a step of 12 parallel tool calls (25 content blocks in 2 messages) and marks only its
+ *   last message: the lookup cannot reach r1's breakpoint, breakpoint_lookback_exceeded: counted, "25 blocks".
+ * - sess_marker: the system marker moves from system:1 to system:0 (m2): markers are not part of the cache key,
+ *   so m2's miss is the provider's, not counted.
  * - sess_ttl: the markers stay, their TTL goes from 5m to 1h (t2): a setting, not counted.
  * Every break misses the 48,900 tokens its baseline wrote.
  */
+const REACH = Array.from({ length: 5 }, (_, i) => hashString(`reach ${i}`));
+
 export function avoidableWorkload(): CacheEvent[] {
   const at = (n: number) => n * MINUTE;
   return [
@@ -30,6 +35,14 @@ export function avoidableWorkload(): CacheEvent[] {
     turn('d3', { sessionId: 'sess_date', at: at(2), systemBlockHashes: SYSTEM(1, 'wednesday') }),
     turn('e1', { sessionId: 'sess_edit', at: at(0) }),
     turn('e2', { sessionId: 'sess_edit', at: at(1), systemBlockHashes: SYSTEM(0, 'edited') }),
+    turn('r1', { sessionId: 'sess_reach', at: at(0), messageHashes: REACH.slice(0, 3), cacheControl: { enabled: true, markers: ['system:1', 'messages:2'] } }),
+    turn('r2', {
+      sessionId: 'sess_reach',
+      at: at(1),
+      messageHashes: REACH,
+      messageBlockCounts: [1, 1, 1, 13, 12],
+      cacheControl: { enabled: true, markers: ['system:1', 'messages:4'] },
+    }),
     turn('m1', { sessionId: 'sess_marker', at: at(0) }),
     turn('m2', {
       sessionId: 'sess_marker',

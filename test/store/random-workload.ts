@@ -15,15 +15,18 @@ export const requestArb = fc.record({
   at: fc.constantFrom(0, 58_000, 60_000, 118_000, 120_000, 180_000, 900_000),
   // How long until the answer starts and ends: overlaps with later requests are common (SPEC §4.2).
   ttftMs: fc.constantFrom(undefined, 0, 2_000, 70_000),
-  durationMs: fc.constantFrom(undefined, 4_000, 65_000, 400_000),
+  // A usage's time may come from another clock: minutes ahead of the snapshot's, or behind it (SPEC §4.12).
+  durationMs: fc.constantFrom(undefined, 4_000, 65_000, 400_000, 180_000, -180_000),
   toolOrder: fc.shuffledSubarray(['read_file', 'shell', 'grep', 'mcp__a__x'], { minLength: 2 }),
   system: fc.constantFrom('a', 'b'),
   // Two ids of one family, another family, and automatic-caching models.
   model: fc.constantFrom('claude-sonnet-4-5', 'claude-sonnet-4-5-20250929', 'claude-opus-4-5', 'gpt-4o', 'gpt-4o-mini'),
   provider: fc.constantFrom('anthropic', 'anthropic', 'bedrock', 'openai', 'deepseek', undefined),
   messages: fc.integer({ min: 0, max: 3 }),
-  // Markers: none, on the last message, or a TTL flip.
-  markers: fc.constantFrom(undefined, ['system:1@1h', 'messages:-1@5m'], ['system:1@5m', 'messages:-1@5m'], ['messages:0@5m']),
+  // Content blocks per message: unknown, one each, or a step of parallel tool calls (the lookback counts blocks).
+  blocks: fc.constantFrom(undefined, 1, 13),
+  // Markers: none, on the last message, a TTL flip, or on the last two messages (moving every turn).
+  markers: fc.constantFrom(undefined, ['system:1@1h', 'messages:-1@5m'], ['system:1@5m', 'messages:-1@5m'], ['messages:0@5m'], ['system:1@5m', 'messages:-2@5m', 'messages:-1@5m']),
   thinking: fc.constantFrom(undefined, { type: 'enabled', budget_tokens: 8000 }),
   read: fc.constantFrom(0, 0, 30_000, 50_000),
   write: fc.constantFrom(0, 2_000, 50_000),
@@ -62,6 +65,7 @@ export function eventsOf(requests: Request[]): CacheEvent[] {
       systemHash: r.system,
       model: r.model,
       messageHashes,
+      ...(r.blocks === undefined ? {} : { messageBlockCounts: messageHashes.map((_, m) => (m === 0 ? 1 : r.blocks!)) }),
       cacheControl: r.markers ? { enabled: true, markers: [...r.markers] } : undefined,
       ...(r.thinking ? { thinking: r.thinking } : {}),
       ...(r.expectMiss ? { expectMiss: 'compaction' } : {}),

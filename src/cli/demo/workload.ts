@@ -177,10 +177,15 @@ const SCRIPTS: readonly Script[] = [
     run(s, start, deadline) {
       const main = s.agent(claudeCode(s, OPUS, [...BUILTIN, ...GITHUB]), start);
       main.work(3, deadline);
-      // Reviews run long, so the harness moves to the 1-hour TTL: the new
-      // cache_control makes a new prefix.
+      // Reviews run long, so the harness moves to the 1-hour TTL in the middle
+      // of a task: the re-timed markers make a new prefix (cache_control_changed;
+      // after a pause past 5 minutes it would be the expired TTL instead).
+      main.think();
+      main.say(s.random.logUniform(20, 600));
+      main.toolCall();
       main.ttl = '1h';
-      main.work(2, deadline);
+      main.loop(s.random.int(2, 12));
+      main.work(1, deadline);
       // Meetings between review rounds: within the hour, the cache holds.
       main.wait(s.random.logUniform(12 * MINUTE, 25 * MINUTE));
       main.work(2, deadline);
@@ -355,8 +360,8 @@ export const DEMO_PLANTED = {
     stable_tool_order: { scripts: ['fix-flaky-test'], tools: [...GITHUB, ...FILESYSTEM].map((t) => t.name) },
     /** support-bot's system prompt opens with the time: block 0 changes on every turn. nightly-docs' date changes once: an edit, not counted. */
     volatile_block_after_breakpoint: { scripts: ['support-bot'], blocks: ['system:0'] },
-    /** No harness here moves its markers. */
-    fixed_cache_markers: { scripts: [] as string[] },
+    /** batch-refactor marks only its latest prompt: a long tool loop puts the next one beyond the lookback. */
+    breakpoint_within_lookback: { scripts: ['batch-refactor'] },
   },
   /** The parts whose changes broke caches: the clock and date blocks, the github tools (refactor-auth's reconnect), the postgres tools (migrate-db). */
   volatile: {

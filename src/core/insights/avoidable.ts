@@ -10,17 +10,17 @@
 //   edit; one that changes again and again holds state (a date, a working
 //   directory, a version or billing header) and belongs after the last
 //   breakpoint.
-// - cache_control_changed: the ones whose markers on tools and system moved
-//   (the positions differ between the baseline's prefix and the turn's).
-//   Markers at the same positions with another TTL or scope are a setting
-//   changed on purpose, not counted; so is a break whose prefixes are not
-//   both stored (unknown).
+// - breakpoint_lookback_exceeded: every one. Markers are not part of the
+//   cache key, so moving them breaks nothing (SPEC §4.12); what breaks is a
+//   turn whose breakpoints cannot reach the cached one, and a breakpoint
+//   within the lookback (20 content blocks) would have reached it. A
+//   re-timed marker (cache_control_changed) is a setting changed on purpose:
+//   not counted.
 // What a fix saves is what the breaks cost: their missed cache-read tokens and
 // estimatedExtraCostUsd (SPEC §4.10), summed over the priced ones, unpriced
 // breaks counted apart.
-import { readMarker } from '../position.js';
-import { isMessageMarker } from '../prefix.js';
-import type { BreakReason } from '../types.js';
+import { LOOKBACK_BLOCKS, lookbackGap } from '../attribution.js';
+import type { BreakReason, Prefix } from '../types.js';
 import { Tally, type Priced } from './money.js';
 
 /** Changes at one system block position before it counts as volatile. */
@@ -28,23 +28,23 @@ export const VOLATILE_MIN_CHANGES = 2;
 /** Example breaks listed per fix (each a link to its break). */
 export const EXAMPLES = 5;
 
-export const FIXES = ['stable_tool_order', 'volatile_block_after_breakpoint', 'fixed_cache_markers'] as const;
+export const FIXES = ['stable_tool_order', 'volatile_block_after_breakpoint', 'breakpoint_within_lookback'] as const;
 export type Fix = (typeof FIXES)[number];
 
 export const FIX_REASON: Record<Fix, BreakReason> = {
   stable_tool_order: 'tools_order_changed',
   volatile_block_after_breakpoint: 'system_changed',
-  fixed_cache_markers: 'cache_control_changed',
+  breakpoint_within_lookback: 'breakpoint_lookback_exceeded',
 };
 
 export const FIX_ADVICE: Record<Fix, string> = {
   stable_tool_order: 'Sort tool declarations (by name) before every request, MCP tools included: the same tools then make the same prefix.',
   volatile_block_after_breakpoint:
     'Move the system blocks that change (dates, working directories, version or billing headers) after the last cache breakpoint, or into the first user message.',
-  fixed_cache_markers: 'Keep cache_control markers on tools and system at fixed positions: a marker that moves changes the cached prefix.',
+  breakpoint_within_lookback: `Keep a cache breakpoint within ${LOOKBACK_BLOCKS} content blocks after the previous request's last one (on each of the last two user messages, or one more inside a long step of parallel tool calls): a lookup walks back at most ${LOOKBACK_BLOCKS} blocks. Markers may move freely: they are not part of the cache key.`,
 };
 
-/** A tool, system block position or marker move that took part in the avoidable breaks. */
+/** A tool, system block position or lookback distance that took part in the avoidable breaks. */
 export interface Involved {
   name: string;
   breaks: number;
@@ -91,8 +91,8 @@ export interface AvoidableInput {
   toolOrder: { sums: SummedBreaks; tools: Involved[]; examples: string[] };
   /** The system_changed breaks, each with the block positions it changed. */
   system: (BreakFigures & { changedSystemBlocks: number[] | null })[];
-  /** The cache_control_changed breaks, each with the markers of its baseline and its turn (null: not stored). */
-  markers: (BreakFigures & { baselineMarkers: string[] | null; turnMarkers: string[] | null })[];
+  /** The breakpoint_lookback_exceeded breaks, each with the prefixes of its baseline and its turn (null: not stored). */
+  lookback: (BreakFigures & { baseline: Prefix | null; turn: Prefix | null })[];
 }
 
 class FixTally {
@@ -123,19 +123,11 @@ function ranked(counts: ReadonlyMap<string, number>): Involved[] {
   return [...counts].map(([name, breaks]) => ({ name, breaks })).sort((a, b) => b.breaks - a.breaks || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-/** The tools and system positions a prefix marks, TTL aside, in prefix order. */
-function markerPositions(markers: readonly string[]): string[] {
-  const placed = markers.map(readMarker).filter((m) => m.position !== null && !isMessageMarker(m.location));
-  const locations = new Set(placed.map((m) => m.location));
-  return [...locations].sort((a, b) => (readMarker(a).position ?? -1) - (readMarker(b).position ?? -1) || (a < b ? -1 : 1));
-}
-
-/** "system:1 → system:2" when the marked positions moved; undefined when they did not, or are unknown. */
-export function markerMove(baseline: readonly string[] | null, turn: readonly string[] | null): string | undefined {
-  if (baseline === null || turn === null) return undefined;
-  const [before, after] = [markerPositions(baseline), markerPositions(turn)];
-  if (before.join() === after.join()) return undefined;
-  return `${before.join(', ') || 'none'} → ${after.join(', ') || 'none'}`;
+/** How far the turn's next breakpoint lay from the cached one: "25 blocks", "no later breakpoint", or "unknown" when a prefix is not stored. */
+export function lookbackDistance(baseline: Prefix | null, turn: Prefix | null): string {
+  const gap = baseline && turn ? lookbackGap(baseline, turn) : undefined;
+  if (gap === undefined) return 'unknown';
+  return gap === null ? 'no later breakpoint' : `${gap} blocks`;
 }
 
 export function avoidableBreaks(input: AvoidableInput): Avoidable {
@@ -153,17 +145,14 @@ export function avoidableBreaks(input: AvoidableInput): Avoidable {
     if (blocks.length > 0 && blocks.every(volatile)) system.add(b, blocks.map((k) => `system:${k}`));
   }
 
-  const markers = new FixTally();
-  for (const b of input.markers) {
-    const move = markerMove(b.baselineMarkers, b.turnMarkers);
-    if (move !== undefined) markers.add(b, [move]);
-  }
+  const lookback = new FixTally();
+  for (const b of input.lookback) lookback.add(b, [lookbackDistance(b.baseline, b.turn)]);
 
-  const fixes = [toolFix, system.result('volatile_block_after_breakpoint'), markers.result('fixed_cache_markers')];
+  const fixes = [toolFix, system.result('volatile_block_after_breakpoint'), lookback.result('breakpoint_within_lookback')];
   const total = new Tally();
   total.addMicro(sums.extraCostMicroUsd, sums.breaks, sums.unpricedBreaks);
   total.addMicro(system.money.microUsd, system.money.items, system.money.unpriced);
-  total.addMicro(markers.money.microUsd, markers.money.items, markers.money.unpriced);
+  total.addMicro(lookback.money.microUsd, lookback.money.items, lookback.money.unpriced);
   return {
     fixes,
     breaks: total.items,

@@ -16,15 +16,14 @@
 //      system block, or the tool list when there is no system) differs
 //      between most consecutive snapshots: every request starts with a
 //      prefix no other had, which defeats automatic caching and any marker.
-//   4. lookback_exceeded: in most consecutive snapshots, the newest request's
-//      message markers all lie more than LOOKBACK_ENTRIES messages past the
-//      previous request's last one: the lookback from each breakpoint cannot
-//      reach the entry written before.
+//   4. lookback_exceeded: in most consecutive snapshots, no message marker of
+//      the newest request reaches the previous request's last one (each lies
+//      before it, or more than the model's lookback in content blocks past
+//      it, SPEC §4.12): the lookup from each breakpoint cannot reach the
+//      entry written before.
 //   5. unknown: none of these; the stream's breaks say more.
-import { LOOKBACK_ENTRIES } from '../attribution.js';
-import { cachingMode, minCacheable } from '../caching.js';
-import { readMarker } from '../position.js';
-import { isMessageMarker } from '../prefix.js';
+import { reachingMarker } from '../attribution.js';
+import { breakpointsOf, cachingMode, minCacheable } from '../caching.js';
 import type { Prefix, Usage } from '../types.js';
 
 export const CHRONIC_MIN_TURNS = 4;
@@ -55,15 +54,6 @@ export interface StreamSnapshot {
 /** Most of n transitions (more than half). */
 const most = (hits: number, n: number) => n > 0 && hits * 2 > n;
 
-function messageMarkerIndexes(prefix: Prefix): number[] {
-  return (prefix.markers ?? []).flatMap((m) => {
-    const { location } = readMarker(m);
-    if (!isMessageMarker(location)) return [];
-    const index = Number(location.split(':')[1]);
-    return Number.isInteger(index) && index >= 0 ? [index] : [];
-  });
-}
-
 function leadingBlock(prefix: Prefix): string | undefined {
   return prefix.systemBlockHashes?.[0] ?? prefix.toolsHash;
 }
@@ -81,13 +71,7 @@ export function chronicCause(snapshots: readonly StreamSnapshot[], minCacheableO
   const pairs = prefixes.slice(1).map((b, i) => [prefixes[i]!, b] as const);
   const leading = pairs.filter(([a, b]) => leadingBlock(a) !== undefined && leadingBlock(a) !== leadingBlock(b)).length;
   if (most(leading, pairs.length)) return 'leading_volatile_block';
-  const far = pairs.filter(([a, b]) => {
-    const before = messageMarkerIndexes(a);
-    const after = messageMarkerIndexes(b);
-    if (before.length === 0 || after.length === 0) return false;
-    const last = Math.max(...before);
-    return after.every((i) => i > last + LOOKBACK_ENTRIES);
-  }).length;
+  const far = pairs.filter(([a, b]) => reachingMarker(a, b, breakpointsOf(a.model).lookbackBlocks) === null).length;
   if (most(far, pairs.length)) return 'lookback_exceeded';
   return 'unknown';
 }

@@ -19,21 +19,24 @@ export interface MarkedPrefix {
   trailing: Marker[];
 }
 
-function readMessages(messages: readonly unknown[]): { hashes: string[]; markers: Marker[] } {
+/** Hashes, content blocks (what a lookup walks back over) and markers of the messages. */
+function readMessages(messages: readonly unknown[]): { hashes: string[]; blocks: number[]; markers: Marker[] } {
   const markers: Marker[] = [];
+  const blocks: number[] = [];
   const hashes = messages.map((raw, i) => {
     const read = readMessage(raw, `messages[${i}]`, 'text', 'messages', i);
     markers.push(...read.markers);
+    blocks.push(read.blocks);
     return hashContent(read.message);
   });
-  return { hashes, markers };
+  return { hashes, blocks, markers };
 }
 
 /** A prefix whose markers sit on (or between) its blocks. */
 export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
   const tools = readTools(prefix.tools, prefix.toolsField);
   const system = readSystem(prefix.system, 'system');
-  const { hashes: messageHashes, markers: messageMarkers } = readMessages(prefix.messages);
+  const { hashes: messageHashes, blocks: messageBlockCounts, markers: messageMarkers } = readMessages(prefix.messages);
   const markers = [...tools.markers, ...system.markers, ...messageMarkers, ...prefix.trailing];
   const sizes = { tools: tools.tools.length, system: system.hashes.systemBlockHashes.length, messages: messageHashes.length };
   return {
@@ -42,6 +45,7 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
     tools: tools.tools,
     cacheControl: cacheControlOf(markers, sizes),
     messageHashes,
+    messageBlockCounts,
   };
 }
 
@@ -86,6 +90,10 @@ export function anthropicCutSnapshot(body: CutObject, options: SnapshotOptions):
   if (tools) snapshot.tools = readTools(tools, 'tools').tools;
   if (Object.hasOwn(members, 'system')) Object.assign(snapshot, readSystem(members.system, 'system').hashes);
   const messages = listed('messages');
-  if (messages) snapshot.messageHashes = readMessages(messages).hashes;
+  if (messages) {
+    const read = readMessages(messages);
+    snapshot.messageHashes = read.hashes;
+    snapshot.messageBlockCounts = read.blocks;
+  }
   return snapshot;
 }

@@ -47,21 +47,24 @@ export function readRawSystem(raw: unknown): SystemHashes & { markers: string[] 
   return { ...hashes, markers: markerNames(markers, { tools: 0, system: hashes.systemBlockHashes.length, messages: 0 }) };
 }
 
-/** A message with the markers taken out of its content, ready to hash. */
+/**
+ * A message with the markers taken out of its content, ready to hash, and
+ * how many content blocks it holds (a string is one; a marker block is none).
+ */
 export function readMessage(
   raw: unknown,
   field: string,
   textType: string,
   section: Section,
   at: number,
-): { message: JsonObject; markers: Marker[] } {
+): { message: JsonObject; markers: Marker[]; blocks: number } {
   const message = expectRecord(raw, field);
   const content = message.content;
-  if (content === undefined || content === null) return { message, markers: [] };
+  if (content === undefined || content === null) return { message, markers: [], blocks: 0 };
   const blocks = typeof content === 'string' ? [textBlock(content, textType)] : content;
   if (!Array.isArray(blocks)) throw new SnapshotError(`${field}.content`, 'expected a string or an array');
   const { kept, markers } = splitBlocks(blocks, `${field}.content`, section, at);
-  return { message: { ...message, content: kept }, markers };
+  return { message: { ...message, content: kept }, markers, blocks: kept.length };
 }
 
 /** Messages that carry no cache markers (Gemini `contents`) → one hash per message, in order. */

@@ -56,15 +56,18 @@ interface Conversation {
 function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotContent {
   const system = [...c.system];
   const messages: JsonObject[] = [];
+  const blocks: number[] = [];
   const markers = [...c.tools.markers];
   for (const [i, raw] of c.items.entries()) {
     const field = `${c.field}[${i}]`;
-    const role = expectRecord(raw, field).role;
-    const inSystem = messages.length === 0 && SYSTEM_ROLES.has(role);
+    const item = expectRecord(raw, field);
+    const inSystem = messages.length === 0 && SYSTEM_ROLES.has(item.role);
     const target = inSystem ? system : messages;
-    const read = readMessage(raw, field, c.textType(role), inSystem ? 'system' : 'messages', target.length);
+    const read = readMessage(raw, field, c.textType(item.role), inSystem ? 'system' : 'messages', target.length);
     target.push(read.message);
     markers.push(...read.markers);
+    // A chat message's tool calls are blocks too; an item without content (a Responses function call) is one.
+    if (!inSystem) blocks.push(Math.max(1, read.blocks + (Array.isArray(item.tool_calls) ? item.tool_calls.length : 0)));
   }
   markers.push(...autoMarkers(body));
   return {
@@ -73,6 +76,7 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
     tools: c.tools.tools,
     cacheControl: cacheSettings(body, markers, { tools: c.tools.tools.length, system: system.length, messages: messages.length }),
     messageHashes: messages.map((message) => hashContent(message)),
+    messageBlockCounts: blocks,
   };
 }
 

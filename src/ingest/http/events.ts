@@ -136,6 +136,13 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   }
   if (input.cacheControlHash !== undefined) content.cacheControlHash = input.cacheControlHash;
   if (input.messageHashes !== undefined) content.messageHashes = input.messageHashes;
+  if (input.messageBlockCounts !== undefined) {
+    const hashes = input.messageHashes?.length;
+    if (hashes !== input.messageBlockCounts.length) {
+      throw new Invalid('messageBlockCounts', `expected one count per messageHashes entry (${hashes ?? 'no messageHashes sent'}), got ${input.messageBlockCounts.length}`);
+    }
+    content.messageBlockCounts = input.messageBlockCounts;
+  }
   if (input.thinking !== undefined && input.thinkingHash !== undefined) {
     throw new Invalid('thinkingHash', 'send either thinking or thinkingHash, not both');
   }

@@ -29,6 +29,13 @@ function stringArray(v: unknown, maxItems: number, maxLength: number): boolean {
   return true;
 }
 
+function countArray(v: unknown, maxItems: number): boolean {
+  if (v === undefined) return true;
+  if (!Array.isArray(v) || v.length > maxItems) return false;
+  for (const item of v) if (!(Number.isSafeInteger(item) && item >= 0 && item <= 1_000_000)) return false;
+  return true;
+}
+
 function isTools(v: unknown, limits: Limits): boolean {
   if (v === undefined) return true;
   if (!Array.isArray(v) || v.length > limits.maxTools) return false;
@@ -71,6 +78,7 @@ function snapshotPlain(e: Json, limits: Limits): boolean {
     isCacheControl(e.cacheControl) &&
     optionalString(e.cacheControlHash, max) &&
     stringArray(e.messageHashes, 100_000, max) &&
+    countArray(e.messageBlockCounts, 100_000) &&
     optionalString(e.expectMiss, 64) &&
     optionalString(e.thinkingHash, max) &&
     optionalString(e.toolChoiceHash, max) &&

@@ -54,6 +54,11 @@ function buildSchemas(limits: Limits) {
       .optional(),
     cacheControlHash: hash.optional(),
     messageHashes: z.array(hash).max(100_000).optional(),
+    messageBlockCounts: z
+      .array(z.number().int().nonnegative().max(1_000_000))
+      .max(100_000)
+      .optional()
+      .describe('Content blocks of each message (a text, a tool_use, a tool_result… each one), one per messageHashes entry: the cache lookback is counted in blocks'),
     thinking: z.unknown().optional().describe('Extended thinking settings as sent (e.g. {"type":"enabled","budget_tokens":8000}), or thinkingHash'),
     thinkingHash: hash.optional(),
     toolChoice: z.unknown().optional().describe('tool_choice as sent, or toolChoiceHash'),

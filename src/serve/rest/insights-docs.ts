@@ -17,7 +17,7 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/insights/avoidable',
-    summary: `Breaks a known fix would have prevented (docs/insights.md#avoidable-breaks): {fixes: [{fix (stable_tool_order | volatile_block_after_breakpoint | fixed_cache_markers), reason, advice, breaks, missedCacheReadTokens, savings, involved: [{name (a tool, system:k, or a marker move), breaks}], examples (request ids, newest first)}], breaks, missedCacheReadTokens, savings}; savings ${MONEY}`,
+    summary: `Breaks a known fix would have prevented (docs/insights.md#avoidable-breaks): {fixes: [{fix (stable_tool_order | volatile_block_after_breakpoint | breakpoint_within_lookback), reason, advice, breaks, missedCacheReadTokens, savings, involved: [{name (a tool, system:k, or how far the next breakpoint lay: "25 blocks", "no later breakpoint"), breaks}], examples (request ids, newest first)}], breaks, missedCacheReadTokens, savings}; savings ${MONEY}`,
     params: PARAMS,
   },
   {

@@ -90,6 +90,7 @@ export function internedPrefix(stored: Prefix, prefix: Prefix): Prefix {
   if (!prefix.messageHashes && messageMarkers.length === 0) return stored;
   const interned = { ...stored };
   if (prefix.messageHashes) interned.messageHashes = prefix.messageHashes;
+  if (prefix.messageBlockCounts) interned.messageBlockCounts = prefix.messageBlockCounts;
   if (messageMarkers.length > 0) interned.markers = [...(stored.markers ?? []), ...messageMarkers];
   return interned;
 }

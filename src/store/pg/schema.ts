@@ -128,6 +128,7 @@ export const turns = pgTable(
     /** 8 bytes per message: xxh64 of each message hash as sent. */
     messageHashes: bytea('message_hashes'),
     messageMarkers: text('message_markers'),
+    messageBlocks: text('message_blocks'),
     endTs: big('end_ts'),
     ttftMs: big('ttft_ms'),
     usageProviderId: integer('usage_provider_id'),

@@ -10,7 +10,7 @@ export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers', 'gap_bucket', 'gap_stake',
-  'gap_rewritten',
+  'gap_rewritten', 'message_blocks',
 ] as const;
 
 /** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
@@ -50,6 +50,7 @@ export interface TurnRow {
   gap_bucket: number | null;
   gap_stake: number | null;
   gap_rewritten: number | null;
+  message_blocks: string | null;
 }
 
 /**
@@ -94,6 +95,8 @@ export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
     if (row.message_hashes) prefix.messageHashes = decodeMessageHashes(row.message_hashes);
     const markers = row.message_markers ? storedJson<string[]>(row.message_markers) : undefined;
     if (Array.isArray(markers)) prefix.markers = [...(stored.markers ?? []), ...markers];
+    const blocks = row.message_blocks && prefix.messageHashes ? storedJson<number[]>(row.message_blocks) : undefined;
+    if (Array.isArray(blocks) && blocks.length === prefix.messageHashes!.length) prefix.messageBlockCounts = blocks;
     parts.snapshot = {
       ts: row.ts,
       sessionId: stream.sessionId,

@@ -56,7 +56,7 @@ export class Writer {
   ) {
     const insertColumns = [
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
-      'message_hashes', 'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
+      'message_hashes', 'message_markers', 'message_blocks', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
       'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
       'gap_bucket', 'gap_stake', 'gap_rewritten',
     ];
@@ -69,8 +69,8 @@ export class Writer {
       ),
       place: sqlite.prepare('UPDATE turns SET stream_id = ?, ts = ? WHERE id = ?'),
       setSnapshot: sqlite.prepare(
-        `UPDATE turns SET prefix_id = ?, snapshot_provider_id = ?, expect_miss = ?, message_hashes = ?, message_markers = ?
-         WHERE id = ?`,
+        `UPDATE turns SET prefix_id = ?, snapshot_provider_id = ?, expect_miss = ?, message_hashes = ?, message_markers = ?,
+           message_blocks = ? WHERE id = ?`,
       ),
       setUsage: sqlite.prepare(
         `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,
