@@ -52,16 +52,33 @@ export function fromDatabasePrice(price: DatabasePrice): ModelPrice | undefined 
   });
 }
 
+/** Every half hour of a day: price windows (peak, off-peak) start on the hour or the half hour. */
+const DAY_SAMPLES = Array.from({ length: 48 }, (_, i) => i * 30 * 60_000);
+
+/**
+ * The model's list price today. Some providers price by the time of day
+ * (DeepSeek's off-peak discount); a turn's cost is told at the day's highest
+ * rate, so the same turn costs the same whenever it is priced.
+ */
 function ask(model: string, options: PriceOptions): ModelPrice | undefined {
-  let found: ReturnType<typeof calcPrice>;
-  try {
-    // No usage: only the model's prices are wanted.
-    found = calcPrice({}, model, options);
-  } catch {
-    // A model id from the wire must never stop detection.
-    return undefined;
+  const midnight = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+  let highest: ModelPrice | undefined;
+  for (const offset of DAY_SAMPLES) {
+    let found: ReturnType<typeof calcPrice>;
+    try {
+      // No usage: only the model's prices are wanted.
+      found = calcPrice({}, model, { ...options, timestamp: new Date(midnight + offset) });
+    } catch {
+      // A model id from the wire must never stop detection.
+      return undefined;
+    }
+    if (!found) return undefined;
+    // One price all day: no window to look through.
+    if (!Array.isArray(found.model.prices)) return fromDatabasePrice(found.model_price);
+    const price = fromDatabasePrice(found.model_price);
+    if (price !== undefined && (highest === undefined || price.input > highest.input)) highest = price;
   }
-  return found ? fromDatabasePrice(found.model_price) : undefined;
+  return highest;
 }
 
 /** Gemini's REST ids carry a "models/" path. */

@@ -3,7 +3,7 @@
 // (pinned to @pydantic/genai-prices 0.1.8), and nothing priced that it does
 // not know.
 import { calcPrice, findProvider } from '@pydantic/genai-prices';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PROVIDERS } from '../../src/core/usage.js';
 import { DATABASE_PROVIDER_IDS, databasePrices, databaseProviderId, fromDatabasePrice } from '../../src/prices/index.js';
 
@@ -90,6 +90,23 @@ describe('databasePrices', () => {
     expect(databasePrices('grok-code-fast-1', 'xai')).toEqual({ input: 0.2, cacheRead: 0.02, cacheWrite: 0.2, cacheWrite1h: 0.2 });
     expect(databasePrices('deepseek-chat', 'deepseek')).toEqual({ input: 0.27, cacheRead: 0.07, cacheWrite: 0.27, cacheWrite1h: 0.27 });
     expect(databasePrices('claude-haiku-4-5', 'anthropic')).toEqual({ input: 1, cacheRead: 0.1, cacheWrite: 1.25, cacheWrite1h: 2 });
+  });
+
+  describe('a price that changes with the time of day', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('counts at the day\'s highest rate, whatever the hour it is priced at', () => {
+      const peak = Date.UTC(2026, 11, 7, 3);
+      const offPeak = Date.UTC(2026, 11, 7, 18);
+      const atPeak = calcPrice({}, 'deepseek-reasoner', { providerId: 'deepseek', timestamp: new Date(peak) })!.model_price;
+      const atOffPeak = calcPrice({}, 'deepseek-reasoner', { providerId: 'deepseek', timestamp: new Date(offPeak) })!.model_price;
+      // The database does price this model by the hour.
+      expect(atOffPeak.input_mtok).toBeLessThan(atPeak.input_mtok as number);
+      // First asked (the lookup is memoised per model) in the off-peak hours.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(offPeak);
+      expect(databasePrices('deepseek-reasoner', 'deepseek')).toEqual(fromDatabasePrice(atPeak));
+    });
   });
 
   it('gives a model without a listed read price no read discount', () => {
