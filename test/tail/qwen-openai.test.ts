@@ -5,6 +5,7 @@ import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectFormat } from '../../src/ingest/tail/formats/index.js';
+import { LOGS_IN_PROJECT_NOTICE } from '../../src/ingest/tail/formats/qwen-openai.js';
 import { freshStore, tempDir } from '../helpers.js';
 import { follow, turnStates, waitFor } from './harness.js';
 
@@ -33,6 +34,7 @@ describe('Qwen Code OpenAI request logs', () => {
     });
     await following.tailer.settled();
     expect(following.rejected).toEqual([]);
+    expect(following.notices.filter((n) => n.includes(LOGS_IN_PROJECT_NOTICE))).toEqual([]);
     expect(states).toEqual({ 'chatcmpl-a1': 'cold', 'chatcmpl-a2': 'hit', 'chatcmpl-a3': 'miss' });
     const { items } = await tailed.breaks('default', {}, {}, { limit: 10 });
     expect(items).toEqual([
@@ -61,5 +63,23 @@ describe('Qwen Code OpenAI request logs', () => {
     await waitFor('the good call', async () => (Object.keys(await turnStates(tailed, [SESSION])).length === 1 ? true : undefined));
     await following.tailer.settled();
     expect(following.rejected).toEqual([`${join(dir, 'openai-2-nosession.json')}:1: context.sessionId: required to place the call in a session`]);
+  });
+
+  it('warns once per directory when the project listing Qwen Code sends shows its own log files', async () => {
+    const dir = tempDir();
+    const good = JSON.parse(readFileSync(new URL(FILES[0]!, FIXTURES), 'utf8')) as { request: { messages: { role: string; content: unknown }[] } };
+    const listing = 'Showing up to 200 items (files + folders).\n/p/\n├───logs/\n│   └───openai/\n│       └───openai-2026-12-02T09-00-04.210Z-a10f3c9e.json\n└───src/';
+    const listed = structuredClone(good);
+    listed.request.messages.splice(1, 0, { role: 'user', content: [{ type: 'text', text: listing }] });
+    for (const [i, id] of ['chatcmpl-l1', 'chatcmpl-l2'].entries()) {
+      writeFileSync(join(dir, `openai-${i}.json`), JSON.stringify({ ...listed, response: { ...(listed as unknown as { response: object }).response, id } }, null, 2));
+    }
+    const tailed = freshStore();
+    const following = await follow(tailed, [join(dir, 'openai-*.json')], { fromStart: true });
+    await waitFor('both calls', async () => (Object.keys(await turnStates(tailed, [SESSION])).length === 2 ? true : undefined));
+    await following.tailer.settled();
+    expect(following.notices.filter((n) => n.includes(LOGS_IN_PROJECT_NOTICE))).toEqual([`${join(dir, 'openai-0.json')}: ${LOGS_IN_PROJECT_NOTICE}`]);
+    // The listing is hashed like any message: it never reaches the store.
+    expect(JSON.stringify(await tailed.sessionTurns('default', SESSION))).not.toContain('Showing up to');
   });
 });

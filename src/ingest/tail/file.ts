@@ -337,6 +337,7 @@ export class FileTail {
     s.units += out.units;
     s.ignored += out.ignored;
     s.rejected += out.rejected.length;
+    for (const notice of out.notices) this.hooks.notice(`${this.path}: ${notice}`);
     const offset = this.consumed + pos;
     if (pos === 0 && out.rejected.length === 0) return;
     const shift = await this.lineShift();

@@ -20,10 +20,12 @@ export interface Decoded {
   units: number;
   /** Units that carry nothing cachebreak uses (other debug lines, unused telemetry records). */
   ignored: number;
+  /** What the operator should know about how the file is written (said once). */
+  notices: string[];
 }
 
 export function emptyDecoded(): Decoded {
-  return { events: [], tokenPoints: [], externalBreaks: [], rejected: [], units: 0, ignored: 0 };
+  return { events: [], tokenPoints: [], externalBreaks: [], rejected: [], units: 0, ignored: 0, notices: [] };
 }
 
 export function hasContent(d: Decoded): boolean {

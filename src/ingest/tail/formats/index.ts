@@ -78,7 +78,7 @@ export function decoderOf(format: Format, file: FileContext): Decoder {
     case 'qwen-debug':
       return qwenDebugDecoder();
     case 'qwen-openai':
-      return qwenOpenAiDecoder();
+      return qwenOpenAiDecoder(file);
   }
 }
 

@@ -9,10 +9,11 @@
 // sent, per message — and the usage; the text is hashed and dropped. The
 // request id is the provider's response id, the one Qwen Code's telemetry
 // names: the same call sent over OTLP too is one turn, completed here.
+import { dirname } from 'node:path';
 import { buildSnapshot } from '../../../core/snapshot/index.js';
 import { toCacheEvent } from '../../http/events.js';
 import { qwenAgent } from '../../otlp/sources/qwen-code.js';
-import { jsonUnit, type Decoder } from './decoder.js';
+import { jsonUnit, type Decoder, type FileContext } from './decoder.js';
 
 /** How such a file begins; an OpenTelemetry dump never starts with these keys. */
 export const QWEN_OPENAI_HEAD = /^\{\s*"timestamp"\s*:\s*"[^"]*"\s*,\s*"request"\s*:/;
@@ -52,7 +53,33 @@ function turnOf(file: Json): { event: unknown } | { error: string } | undefined 
   return { event };
 }
 
-export function qwenOpenAiDecoder(): Decoder {
+/** A Qwen Code log file's name, as its project listing shows it. */
+const LOG_FILE_NAME = /openai-\d{4}-\d{2}-\d{2}T[\w.-]*\.json/;
+
+/** The texts of a chat message's content: a string, or the text of its parts. */
+function* contentTexts(message: unknown): Generator<string> {
+  if (!isObject(message)) return;
+  const { content } = message;
+  if (typeof content === 'string') yield content;
+  else if (Array.isArray(content)) for (const part of content) if (isObject(part) && typeof part.text === 'string') yield part.text;
+}
+
+/** Whether the request's messages list Qwen Code's own log files (the logs are inside the project it lists). */
+function listsItsLogs(request: Json): boolean {
+  if (!Array.isArray(request.messages)) return false;
+  for (const message of request.messages) for (const text of contentTexts(message)) if (LOG_FILE_NAME.test(text)) return true;
+  return false;
+}
+
+export const LOGS_IN_PROJECT_NOTICE =
+  'Qwen Code lists these log files in the project listing it sends, so its first message changes with every call and every call is a cache break. ' +
+  'Write them outside the project: --openai-logging-dir (model.openAILoggingDir) with a directory outside it.';
+
+/** Directories already warned about: said once per directory, not once per file. */
+const warnedDirectories = new Set<string>();
+
+export function qwenOpenAiDecoder(file: FileContext): Decoder {
+  const directory = dirname(file.path);
   return {
     decode(bytes, start, end, line, out) {
       out.units++;
@@ -62,6 +89,10 @@ export function qwenOpenAiDecoder(): Decoder {
       if (!isObject(value)) {
         out.rejected.push({ line, error: 'expected an object with timestamp, request, response and context' });
         return;
+      }
+      if (!warnedDirectories.has(directory) && isObject(value.request) && listsItsLogs(value.request)) {
+        warnedDirectories.add(directory);
+        out.notices.push(LOGS_IN_PROJECT_NOTICE);
       }
       const turn = turnOf(value);
       if (turn === undefined) {
