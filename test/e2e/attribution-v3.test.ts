@@ -88,9 +88,12 @@ const EVENTS: WireEvent[] = [
   ...skewed('sk1', 0, 0, 48_000),
   ...skewed('sk2', MINUTE, 48_000, 400),
   ...skewed('sk3', 2 * MINUTE, 0, 49_000, toolRefs(['read_file', 'shell', 'grep', 'web_fetch'])),
+  // Rule 7: caching turned off after a 48,000-token write; the next request writes nothing and pays its prefix as input.
+  claude('off1', 'off', 0, 0, 48_000, { messageHashes: messages('off', 3), cacheControl: { enabled: true, markers: ['messages:2'] } }),
+  claude('off2', 'off', MINUTE, 0, 0, { messageHashes: messages('off', 5), cacheControl: { enabled: false }, usage: anthropicUsage(0, 0, 48_500) }),
 ];
 
-const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew'];
+const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew', 'off'];
 
 describe('attribution v3 against a real server', () => {
   it('names each rule\'s crafted case as the provider decides it, through POST /v1/events', async () => {
@@ -119,6 +122,8 @@ describe('attribution v3 against a real server', () => {
     expect(turns.get('sk2')).toMatchObject({ state: 'hit', previousRequestId: 'sk1', concurrentRequestIds: [] });
     expect(turns.get('sk3')).toMatchObject({ state: 'miss', previousRequestId: 'sk2', concurrentRequestIds: [] });
     expect(b('sk3')).toMatchObject({ reason: 'tools_schema_changed', changedToolNames: ['web_fetch'], gapMs: MINUTE });
+    // Rule 7: the missed 48,000 tokens were paid as input ($3 − $0.30 a MTok), not written again ($3.75 − $0.30: $0.1656).
+    expect(b('off2')).toMatchObject({ reason: 'cache_control_changed', missedCacheReadTokens: 48_000, cacheWriteTokens: 0, estimatedExtraCostUsd: 0.1296 });
   });
 
   it('refuses block counts that do not match the message hashes, naming the field, and stores the rest', async () => {
