@@ -240,6 +240,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   if (otel?.breaks) {
     breakExport = (await import('./telemetry/export.js')).startBreakExport(otel.breaks, otel.serviceName);
     pipeline.subscribe(breakExport.emit);
+    pipeline.subscribeRevisions(breakExport.emitRevision);
   }
   const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
   // Read routes go to reader threads; writes, key checks and retention stay here.

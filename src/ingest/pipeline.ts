@@ -52,6 +52,7 @@ const AHEAD_MS = 86_400_000;
 
 export class Pipeline {
   private readonly subscribers: BreakSubscriber[] = [];
+  private readonly revisionSubscribers: BreakSubscriber[] = [];
   private readonly externalSubscribers: ExternalBreakSubscriber[] = [];
   private readonly queue: Pending[] = [];
   private queuedEvents = 0;
@@ -68,6 +69,11 @@ export class Pipeline {
 
   subscribe(subscriber: BreakSubscriber): void {
     this.subscribers.push(subscriber);
+  }
+
+  /** Breaks reported before that late events judged again, with their new record. */
+  subscribeRevisions(subscriber: BreakSubscriber): void {
+    this.revisionSubscribers.push(subscriber);
   }
 
   subscribeExternal(subscriber: ExternalBreakSubscriber): void {
@@ -337,8 +343,9 @@ export class Pipeline {
       for (const subscriber of this.externalSubscribers) subscriber(entry);
     }
     // A late event (a snapshot after its usage) can refine a break already reported.
-    for (const { project, record } of result.revisedBreaks) {
-      this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
+    for (const entry of result.revisedBreaks) {
+      this.log.info('prompt_cache_break_revised', { project: entry.project, ...breakFields(entry.record) });
+      for (const subscriber of this.revisionSubscribers) subscriber(entry);
     }
   }
 }
