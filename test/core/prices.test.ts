@@ -19,6 +19,10 @@ describe('extra cost of a break (SPEC §4.10)', () => {
     expect(extraCostUsd(SONNET, 10_000, 'explicit', { write: 0, write1h: 0 })).toBeCloseTo((10_000 * (3 - 0.3)) / 1e6, 9);
   });
 
+  it('explicit caching whose usage reports no writes (a gateway): every missed token written again at 5m', () => {
+    expect(extraCostUsd(SONNET, 10_000, 'explicit', { write: 0, write1h: 0, writeReported: false })).toBeCloseTo((10_000 * (3.75 - 0.3)) / 1e6, 9);
+  });
+
   it('automatic caching: the missed tokens paid as plain input instead of a read', () => {
     expect(extraCostUsd(GPT, 1_000_000, 'automatic', { write: 0, write1h: 0 })).toBeCloseTo(1.25 - 0.125, 9);
   });

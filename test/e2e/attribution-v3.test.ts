@@ -91,9 +91,14 @@ const EVENTS: WireEvent[] = [
   // Rule 7: caching turned off after a 48,000-token write; the next request writes nothing and pays its prefix as input.
   claude('off1', 'off', 0, 0, 48_000, { messageHashes: messages('off', 3), cacheControl: { enabled: true, markers: ['messages:2'] } }),
   claude('off2', 'off', MINUTE, 0, 0, { messageHashes: messages('off', 5), cacheControl: { enabled: false }, usage: anthropicUsage(0, 0, 48_500) }),
+  // Claude through OpenRouter, whose usage reports no write: the missed prefix was written again, not paid as input.
+  openai('or1', 'openrouter', 0, 'anthropic/claude-sonnet-4.5', { prompt_tokens: 48_000, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 0 } }, { provider: 'openrouter' }),
+  openai('or2', 'openrouter', MINUTE, 'anthropic/claude-sonnet-4.5', { prompt_tokens: 48_400, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 0 } }, { provider: 'openrouter' }),
+  // LiteLLM's Anthropic usage: prompt_tokens without the cache, the write at the top level.
+  openai('ll1', 'litellm', 0, 'claude-sonnet-4-5', { prompt_tokens: 120, completion_tokens: 20, cache_read_input_tokens: 48_000, cache_creation_input_tokens: 400 }),
 ];
 
-const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew', 'off'];
+const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew', 'off', 'openrouter', 'litellm'];
 
 describe('attribution v3 against a real server', () => {
   it('names each rule\'s crafted case as the provider decides it, through POST /v1/events', async () => {
@@ -124,6 +129,10 @@ describe('attribution v3 against a real server', () => {
     expect(b('sk3')).toMatchObject({ reason: 'tools_schema_changed', changedToolNames: ['web_fetch'], gapMs: MINUTE });
     // Rule 7: the missed 48,000 tokens were paid as input ($3 − $0.30 a MTok), not written again ($3.75 − $0.30: $0.1656).
     expect(b('off2')).toMatchObject({ reason: 'cache_control_changed', missedCacheReadTokens: 48_000, cacheWriteTokens: 0, estimatedExtraCostUsd: 0.1296 });
+    // 48,000 written again at $3.75 instead of read at $0.30 a MTok (as input at $3: $0.1296).
+    expect(b('or2')).toMatchObject({ missedCacheReadTokens: 48_000, estimatedExtraCostUsd: 0.1656 });
+    // The 120 uncached tokens kept (they were lost: 0).
+    expect(turns.get('ll1')?.usage).toMatchObject({ uncached: 120, read: 48_000, write: 400 });
   });
 
   it('refuses block counts that do not match the message hashes, naming the field, and stores the rest', async () => {
