@@ -254,6 +254,26 @@ describe('§4.4 attribution: only changes inside the cached prefix explain a mis
     expect(result.get('r2')!.break).toMatchObject({ reason: 'request_params_changed', changedParams: ['thinking'] });
   });
 
+  it('cache-key fields of a raw Anthropic body — effort, context editing, remote MCP servers — are request_params_changed, not an eviction', () => {
+    const body = loadRequest('claude-code');
+    const variants = [
+      { ...body, output_config: { effort: 'high' } },
+      { ...body, output_config: { effort: 'low' } },
+      { ...body, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } },
+      { ...body, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }] },
+    ].map((variant) => {
+      const built = buildSnapshot(variant, 'anthropic');
+      if (!built.ok) throw new Error('fixture did not build');
+      return built.snapshot;
+    });
+    const result = evaluate(variants.map((snapshot, i) => turn(`p${i}`, { ...snapshot, at: i * MINUTE, usage: i === 0 ? WARM : usage(0, 49_300) })));
+    expect([1, 2, 3].map((i) => result.get(`p${i}`)!.break)).toMatchObject([
+      { reason: 'request_params_changed', changedParams: ['output_config'], cause: null },
+      { reason: 'request_params_changed', changedParams: ['context_management'], cause: null },
+      { reason: 'request_params_changed', changedParams: ['mcp_servers'], cause: null },
+    ]);
+  });
+
   it('breakpoint_lookback_exceeded: the new breakpoint is more than 20 entries past the cached one', () => {
     const result = evaluate([
       turn('r1', { ...marked(4, 3), usage: WARM }),

@@ -147,7 +147,8 @@ describe('attribution v3 against a real server', () => {
 });
 
 /** An Anthropic request as Cline or Claude Code sends it: `messages` as built by the test. */
-const body = (messages: unknown[]) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages });
+const body = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages, ...extra });
 const text = (t: string, marked = false) => ({ type: 'text', text: t, ...(marked ? { cache_control: { type: 'ephemeral' } } : {}) });
 
 /** A conversation of `n` messages, user first, the last two user messages marked (Cline). */
@@ -168,17 +169,17 @@ function toolStep(calls: number): unknown[] {
 }
 
 describe('attribution v3 through the proxy', () => {
-  it('reads markers and content blocks from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback', async () => {
+  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort is a parameter change', async () => {
     const usage: Record<string, number> = {};
     const upstream = await mockUpstream((request) => anthropicAnswer(request, usage, `req_${upstream.received.length}`));
     try {
       const server = await startServer({ command: 'proxy', args: ['--anthropic-upstream', upstream.url] });
-      const call = async (session: string, messages: unknown[], read: number, write: number) => {
+      const call = async (session: string, messages: unknown[], read: number, write: number, extra: Record<string, unknown> = {}) => {
         Object.assign(usage, { input_tokens: 50, cache_read_input_tokens: read, cache_creation_input_tokens: write });
         const response = await fetch(`${server.proxyUrl}/anthropic/v1/messages`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', 'x-cachebreak-session': session },
-          body: body(messages),
+          body: body(messages, extra),
         });
         expect(response.status).toBe(200);
         await response.arrayBuffer();
@@ -187,14 +188,18 @@ describe('attribution v3 through the proxy', () => {
       await call('cline', clineMessages(11), 0, 49_000);
       await call('parallel', toolStep(0), 0, 48_000);
       await call('parallel', toolStep(12), 0, 49_000);
+      await call('effort', clineMessages(3), 0, 48_000, { output_config: { effort: 'high' } });
+      await call('effort', clineMessages(5), 0, 49_000, { output_config: { effort: 'low' } });
       const breaks = await waitFor(
-        'the two breaks',
+        'the three breaks',
         () => breaksOf(server.url),
-        (found) => found.length >= 2,
+        (found) => found.length >= 3,
       );
       const bySession = new Map(breaks.map((b) => [b.sessionId, b]));
       expect(bySession.get('cline')).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', reasons: ['likely_provider_ttl_or_eviction'] });
       expect(bySession.get('parallel')).toMatchObject({ reason: 'breakpoint_lookback_exceeded', reasons: ['breakpoint_lookback_exceeded'] });
+      // The effort is part of what the API caches: a change of it, not an eviction.
+      expect(bySession.get('effort')).toMatchObject({ reason: 'request_params_changed', changedParams: ['output_config'], cause: null });
     } finally {
       await upstream.close();
     }
