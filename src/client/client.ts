@@ -131,16 +131,16 @@ function settle(config: ClientOptions | undefined): { endpoint: string; settings
 }
 
 /** A timer that does not keep Node running, cut short by `signal`. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
+    if (signal.aborted) return resolve();
     const done = () => {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
+      signal.removeEventListener('abort', done);
       resolve();
     };
     const timer = unref(setTimeout(done, ms));
-    signal?.addEventListener('abort', done, { once: true });
+    signal.addEventListener('abort', done, { once: true });
   });
 }
 
