@@ -58,8 +58,8 @@ function codeOf(error: unknown): string {
 }
 
 /**
- * The failures that mean "this process may not write here", with what to do;
- * undefined for any other (a file that is not a database keeps SQLite's error).
+ * The failures that mean "this process may not use this file", with what to
+ * do; undefined for any other.
  */
 function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   const code = codeOf(error);
@@ -76,6 +76,14 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   if (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_')) {
     return new DatabaseUnusable(
       `the database ${path} is locked by another process (${reason}): stop the process that holds it (another program with the file open in a transaction), or point --db at another file`,
+      code,
+      error,
+    );
+  }
+  if (code === 'SQLITE_NOTADB') {
+    return new DatabaseUnusable(
+      `${path} is not a SQLite database (${reason}), so cachebreak will not use it nor write over it. ` +
+        `Point --db at a cachebreak database, or at a file name that does not exist yet to create one`,
       code,
       error,
     );
@@ -116,8 +124,8 @@ function checkWritable(sqlite: Database.Database): void {
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
-  // A reader has nothing to advise about writing: it keeps SQLite's error.
-  const explain = (error: unknown) => (options.readonly ? undefined : unusable(path, error)) ?? error;
+  // A reader has nothing to advise about writing: it keeps SQLite's error, unless the file is no database at all.
+  const explain = (error: unknown) => (options.readonly && codeOf(error) !== 'SQLITE_NOTADB' ? undefined : unusable(path, error)) ?? error;
   // better-sqlite3 says only "the directory does not exist", as a TypeError with no code.
   const folder = dirname(path);
   if (path !== ':memory:' && !existsSync(folder)) {
