@@ -29,8 +29,10 @@ export class ResponseReader {
         return;
       }
       this.inflater.on('data', (chunk: Buffer) => this.read(chunk));
+      // Settles however the inflater stops: at its end, on corrupt input, or destroyed past the limit
+      // (which emits neither 'end' nor 'error': waiting for those held the call, and its request body, forever).
       this.inflated = new Promise<void>((resolve) => {
-        this.inflater!.once('end', resolve);
+        this.inflater!.once('close', resolve);
         this.inflater!.once('error', (error: Error) => {
           this.fail(`the body does not decompress (${error.message})`);
           resolve();
