@@ -33,6 +33,11 @@ export class UsageText {
     private readonly limit: number,
   ) {}
 
+  /** Characters held now: the unfinished line and event of a stream, or the body so far. */
+  get size(): number {
+    return this.held;
+  }
+
   /** Stops reading, for `why`; the first reason is kept. */
   fail(why: string): void {
     this.failure ??= why;

@@ -186,10 +186,15 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       countRequest(project, provider, value);
     };
 
-    const copy = call ? new RequestCopy(deps.bodyLimit, deps.inflight.open(clientOf(keyId, req.socket.remoteAddress))) : undefined;
-    let copyTaken = false;
+    // What reading the call holds (the copy of its body, the answer's text) counts in the in-flight budget.
+    const client = clientOf(keyId, req.socket.remoteAddress);
+    const copy = call ? new RequestCopy(deps.bodyLimit, deps.inflight.open(client)) : undefined;
+    let reader: ResponseReader | undefined;
+    let observed = false;
     res.on('close', () => {
-      if (!copyTaken) copy?.release();
+      if (observed) return;
+      copy?.release();
+      reader?.release();
     });
     const forwarded = upstream.request({
       protocol: upstream.url.protocol,
@@ -226,7 +231,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       const status = answer.statusCode ?? 502;
       res.writeHead(status, answer.statusMessage, passedOn(answer.headers, false));
       const ok = status >= 200 && status < 300;
-      const reader = call && ok ? new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit) : undefined;
+      if (call && ok) reader = new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit, deps.inflight.open(client));
       let firstByteMs: number | undefined;
       let endMs = startMs;
       answer.on('data', (chunk: Buffer) => {
@@ -254,15 +259,17 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           warn(`proxy_${copy!.skipped.outcome}`, { provider, error: copy!.skipped.error });
           return;
         }
-        copyTaken = true;
+        observed = true;
         const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
         const done = (async () => {
           const usage = await reader!.end();
+          reader!.release();
           const body = copy!.take();
           // An answer that could not be read is not observed at all, rather than stored as a snapshot without usage.
           if (reader!.failure !== undefined) {
-            countCall(project, provider, 'unreadable');
-            warn('proxy_unreadable', { provider, error: `response: ${reader!.failure}` });
+            const outcome = reader!.overBudget ? 'over_budget' : 'unreadable';
+            countCall(project, provider, outcome);
+            warn(`proxy_${outcome}`, { provider, error: `response: ${reader!.failure}` });
             return;
           }
           const observation = observe(
