@@ -264,14 +264,15 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         const done = (async () => {
           const usage = await reader!.end();
           reader!.release();
-          const body = copy!.take();
           // An answer that could not be read is not observed at all, rather than stored as a snapshot without usage.
           if (reader!.failure !== undefined) {
-            const outcome = reader!.overBudget ? 'over_budget' : 'unreadable';
-            countCall(project, provider, outcome);
-            warn(`proxy_${outcome}`, { provider, error: `response: ${reader!.failure}` });
+            copy!.release();
+            const why = reader!.overBudget ? 'over_budget' : 'unreadable';
+            countCall(project, provider, why);
+            warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
             return;
           }
+          const body = copy!.take();
           const observation = observe(
             {
               provider,
