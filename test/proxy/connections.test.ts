@@ -92,4 +92,22 @@ describe('proxy connections', () => {
       await upstream?.close();
     }
   });
+
+  it('does not count against --body-timeout the time an upstream that reads slowly holds the body back', async () => {
+    let upstream: SinkUpstream | undefined;
+    try {
+      // The upstream reads nothing for 3 s: with a 1 s --body-timeout, an 8 MiB body (more than the sockets buffer) must wait.
+      upstream = await sinkUpstream(answerMessage, 3_000);
+      const server = await startServer({ command: 'proxy', args: ['--body-timeout', '1s', '--anthropic-upstream', upstream.url] });
+      const body = Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'x'.repeat(8 * 1024 * 1024) }] }));
+      const started = Date.now();
+      const answer = await send(server.proxyUrl!, 'POST', '/anthropic/v1/messages', { 'content-type': 'application/json' }, body);
+      expect(answer.status).toBe(200);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_500);
+      expect(upstream.whole).toBe(1);
+      expect(await metric(server.url, 'cachebreak_proxy_requests_total', { provider: 'anthropic', outcome: 'client_stalled' })).toBe(0);
+    } finally {
+      await upstream?.close();
+    }
+  });
 });

@@ -14,7 +14,8 @@ export interface SinkUpstream {
   close(): Promise<void>;
 }
 
-export async function sinkUpstream(answer: (res: ServerResponse) => void): Promise<SinkUpstream> {
+/** `readAfterMs`: how long each request body is left unread first (the proxy must then hold back its client). */
+export async function sinkUpstream(answer: (res: ServerResponse) => void, readAfterMs = 0): Promise<SinkUpstream> {
   const sockets = new Set<Socket>();
   const server = createServer((req, res) => {
     req.on('error', () => {});
@@ -25,7 +26,7 @@ export async function sinkUpstream(answer: (res: ServerResponse) => void): Promi
       sink.whole++;
       answer(res);
     });
-    req.resume();
+    setTimeout(() => req.resume(), readAfterMs);
   });
   const sink: SinkUpstream = {
     url: '',
