@@ -189,6 +189,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   // One client may hold half the budget, and always enough for the largest request.
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   const log = createLogger(stderr);
   // A PostgreSQL database is shared by any number of servers: no lock, no checkpointer, no reader threads
@@ -274,7 +275,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   let server: ReturnType<typeof serve>;
   try {
     server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-      const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
+      const serverOptions = httpServerOptions(headersTimeoutMs);
       const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
       started.once('error', reject);
     });
@@ -305,7 +306,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       const { startProxy } = await import('./ingest/proxy/proxy.js');
       proxy = await startProxy(
         { ...options.proxy, host: options.host },
-        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, openProject: options.project, now: Date.now },
+        // The main port's limits, and its in-flight budget shared: both ports together hold at most --inflight-limit.
+        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
       );
     }
   } catch (error) {

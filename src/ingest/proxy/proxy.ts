@@ -16,6 +16,9 @@ import { CachebreakError } from '../../errors.js';
 import type { Counters } from '../../telemetry/counters.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { LogThrottle } from '../../telemetry/throttle.js';
+import { httpServerOptions } from '../../serve/connections.js';
+import { stalled } from '../http/body.js';
+import { clientOf, type InflightBudget } from '../inflight.js';
 import type { Limits } from '../limits.js';
 import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
@@ -23,6 +26,7 @@ import type { ProviderApi, ProxyProvider } from './api.js';
 import { geminiApi } from './gemini.js';
 import { observe } from './observe.js';
 import { openaiApi } from './openai.js';
+import { RequestCopy, watchBody } from './request-body.js';
 import { ResponseReader } from './response.js';
 
 const APIS: readonly ProviderApi[] = [anthropicApi, openaiApi, geminiApi];
@@ -51,6 +55,13 @@ export interface ProxyDeps {
   limits: Limits;
   /** The largest request or response body read for observation; larger ones are forwarded, not observed. */
   bodyLimit: number;
+  /** The budget ingest holds its bodies in: the copies kept for observation count in it too. */
+  inflight: InflightBudget;
+  /** How long a request body may go without a byte arriving (--body-timeout): past it, 408. */
+  bodyTimeoutMs: number;
+  /** The main port's connection limits (--max-connections, --headers-timeout), applied to the proxy's port too. */
+  maxConnections: number;
+  headersTimeoutMs: number;
   /** The project counted for requests refused before a key named one. */
   openProject: string;
   now: () => number;
@@ -148,6 +159,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
     }
     const provider = route.api.provider;
     let project: string;
+    let keyId: number | null;
     try {
       const key = req.headers[KEY_HEADER];
       const principal = await deps.auth.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
@@ -155,6 +167,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         proxyHeader: PROXY_HEADERS.find((name) => req.headers[name] !== undefined),
       });
       project = principal.project;
+      keyId = principal.keyId;
     } catch (error) {
       if (!(error instanceof CachebreakError)) throw error;
       countRequest(deps.openProject, provider, 'refused');
@@ -173,8 +186,16 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       countRequest(project, provider, value);
     };
 
-    const body: Buffer[] = [];
-    let bodySize = 0;
+    // What reading the call holds (the copy of its body, the answer's text) counts in the in-flight budget.
+    const client = clientOf(keyId, req.socket.remoteAddress);
+    const copy = call ? new RequestCopy(deps.bodyLimit, deps.inflight.open(client)) : undefined;
+    let reader: ResponseReader | undefined;
+    let observed = false;
+    res.on('close', () => {
+      if (observed) return;
+      copy?.release();
+      reader?.release();
+    });
     const forwarded = upstream.request({
       protocol: upstream.url.protocol,
       hostname: upstream.url.hostname,
@@ -184,17 +205,18 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       headers: passedOn(req.headers, true),
       agent: upstream.agent,
     });
-    if (call) {
-      req.on('data', (chunk: Buffer) => {
-        bodySize += chunk.length;
-        if (bodySize <= deps.bodyLimit) body.push(chunk);
-        else body.length = 0;
-      });
-    }
+    if (copy) req.on('data', (chunk: Buffer) => copy.push(chunk));
     req.pipe(forwarded);
     req.on('error', () => forwarded.destroy());
+    watchBody(req, deps.bodyTimeoutMs, (size) => {
+      settle('client_stalled');
+      forwarded.destroy();
+      if (res.headersSent) res.destroy();
+      else sendError(res.setHeader('connection', 'close'), stalled(deps.bodyTimeoutMs, size));
+    });
 
     forwarded.on('error', (error) => {
+      if (outcome === 'client_stalled') return;
       if (!res.headersSent) {
         settle('upstream_unreachable');
         warn('proxy_upstream_unreachable', { provider, upstream: upstream.url.origin, message: error.message });
@@ -209,7 +231,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       const status = answer.statusCode ?? 502;
       res.writeHead(status, answer.statusMessage, passedOn(answer.headers, false));
       const ok = status >= 200 && status < 300;
-      const reader = call && ok ? new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit) : undefined;
+      if (call && ok) reader = new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit, deps.inflight.open(client));
       let firstByteMs: number | undefined;
       let endMs = startMs;
       answer.on('data', (chunk: Buffer) => {
@@ -232,20 +254,31 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           countCall(project, provider, 'upstream_status');
           return;
         }
-        if (bodySize > deps.bodyLimit) {
-          countCall(project, provider, 'unreadable');
-          warn('proxy_unreadable', { provider, error: `request body: more than --body-limit (${deps.bodyLimit} bytes) to read` });
+        if (copy!.skipped) {
+          countCall(project, provider, copy!.skipped.outcome);
+          warn(`proxy_${copy!.skipped.outcome}`, { provider, error: copy!.skipped.error });
           return;
         }
+        observed = true;
         const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
         const done = (async () => {
           const usage = await reader!.end();
+          reader!.release();
+          // An answer that could not be read is not observed at all, rather than stored as a snapshot without usage.
+          if (reader!.failure !== undefined) {
+            copy!.release();
+            const why = reader!.overBudget ? 'over_budget' : 'unreadable';
+            countCall(project, provider, why);
+            warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
+            return;
+          }
+          const body = copy!.take();
           const observation = observe(
             {
               provider,
               call,
               requestHeaders: req.headers,
-              body: Buffer.concat(body),
+              body,
               requestId,
               startMs,
               endMs,
@@ -255,7 +288,6 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             deps.limits,
             deps.bodyLimit,
           );
-          body.length = 0;
           if (!observation.ok) {
             countCall(project, provider, 'unreadable');
             warn('proxy_unreadable', { provider, error: observation.error });
@@ -281,13 +313,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
     });
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer(httpServerOptions(deps.headersTimeoutMs), (req, res) => {
     handle(req, res).catch((error: unknown) => {
       log.error('proxy_failed', { message: (error as Error).message });
       if (!res.headersSent) sendError(res, new CachebreakError('internal', 'internal error in the cachebreak proxy', 'see the server log'));
       else res.destroy();
     });
   });
+  server.maxConnections = deps.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.host, () => {
