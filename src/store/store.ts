@@ -363,7 +363,7 @@ export interface WaitBounds {
 
 export interface Pairing {
   /** The other half, taken (a join uses each half once); undefined when this half waits instead. */
-  other: { kind: string; value: string } | undefined;
+  other: WaitingHalf | undefined;
   /** Kinds of the halves dropped to stay within maxBytes: this one, when it alone is larger. */
   evicted: string[];
 }

@@ -19,11 +19,11 @@ export class PgHalfStore {
       await lockAll(tx, [halvesLock(projectId)]);
       await tx`DELETE FROM waiting_halves WHERE project_id = ${projectId} AND expires_ms <= ${bounds.now}`;
       if (pair) {
-        const [other] = await tx<{ kind: string; value: string }[]>`
+        const [other] = await tx<WaitingHalf[]>`
           DELETE FROM waiting_halves WHERE id = (
             SELECT id FROM waiting_halves WHERE project_id = ${projectId} AND key = ${half.key} AND kind <> ${half.kind} ORDER BY id LIMIT 1
-          ) RETURNING kind, value`;
-        if (other !== undefined) return { other: { kind: other.kind, value: other.value }, evicted: [] };
+          ) RETURNING key, kind, value, bytes`;
+        if (other !== undefined) return { other: { ...other }, evicted: [] };
       }
       // Kept, it would push out every other half and still not fit.
       if (half.bytes > bounds.maxBytes) return { other: undefined, evicted: [half.kind] };

@@ -18,8 +18,8 @@ export class HalfStore {
   constructor(sqlite: Database.Database) {
     const statements = {
       expired: sqlite.prepare('DELETE FROM waiting_halves WHERE project_id = ? AND expires_ms <= ?'),
-      other: sqlite.prepare<[number, string, string, number], { id: number; kind: string; value: string }>(
-        'SELECT id, kind, value FROM waiting_halves WHERE project_id = ? AND key = ? AND kind <> ? AND expires_ms > ? ORDER BY id LIMIT 1',
+      other: sqlite.prepare<[number, string, string, number], WaitingHalf & { id: number }>(
+        'SELECT id, key, kind, value, bytes FROM waiting_halves WHERE project_id = ? AND key = ? AND kind <> ? AND expires_ms > ? ORDER BY id LIMIT 1',
       ),
       take: sqlite.prepare('DELETE FROM waiting_halves WHERE id = ?'),
       wait: sqlite.prepare(
@@ -35,7 +35,8 @@ export class HalfStore {
         const other = statements.other.get(projectId, half.key, half.kind, bounds.now);
         if (other !== undefined) {
           statements.take.run(other.id);
-          return { other: { kind: other.kind, value: other.value }, evicted: [] };
+          const { id, ...taken } = other;
+          return { other: taken, evicted: [] };
         }
       }
       // Kept, it would push out every other half and still not fit.
