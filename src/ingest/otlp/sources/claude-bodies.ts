@@ -19,8 +19,9 @@ import { snapshotEvent } from './events.js';
 import type { Half } from './halves.js';
 import { ignored, MappingError, type Outcome } from './source.js';
 
+/** Session and request_body_id, as JSON: text that PostgreSQL stores whatever the ids hold (a NUL included). */
 function joinKey(record: LogRecord, bodyId: string): string {
-  return `${requireSession(record, record.attributes)}\u0000${bodyId}`;
+  return JSON.stringify([requireSession(record, record.attributes), bodyId]);
 }
 
 function emit(requestId: string, pending: PendingSnapshot): CacheEvent[] {
