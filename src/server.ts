@@ -137,6 +137,8 @@ function announceAccess(access: Access, keys: Awaited<ReturnType<Store['keyState
 
 /** How often retention runs. */
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** How often OTLP join halves past their age are deleted (they are never paired meanwhile). */
+const TRIM_HALVES_EVERY_MS = 60_000;
 
 export interface RunningServer {
   url: string;
@@ -176,6 +178,21 @@ function retention(store: Store, options: ServerOptions, log: Logger): { stop():
   };
   void run();
   const timer = setInterval(() => void run(), PRUNE_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
+/** Deletes the OTLP join halves whose age ran out every TRIM_HALVES_EVERY_MS, one run at a time, whether or not new halves come. */
+function trimHalves(store: Store, log: Logger): { stop(): void } {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    store
+      .trimHalves(Date.now())
+      .catch((error: unknown) => log.error('trim_halves_failed', { message: (error as Error).message }))
+      .finally(() => (running = false));
+  }, TRIM_HALVES_EVERY_MS);
   timer.unref();
   return { stop: () => clearInterval(timer) };
 }
@@ -319,6 +336,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     throw new CannotListen(`cannot serve the proxy on ${options.host}:${options.proxy?.port}: ${listenProblem(error)}; choose another --proxy-port`);
   }
   const prune = retention(store, options, log);
+  const trim = trimHalves(store, log);
   const tailer = options.tail && (await startTail(options.tail, pipeline, store, options.project, log));
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   let closing: Promise<void> | undefined;
@@ -334,6 +352,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       closing ??= Promise.all([
         new Promise<void>((resolve) => {
           prune?.stop();
+          trim.stop();
           server.close(() => resolve());
           if ('closeIdleConnections' in server) server.closeIdleConnections();
         }),

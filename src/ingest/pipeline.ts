@@ -5,7 +5,20 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, EventRejection, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import type {
+  BatchCounts,
+  EventRejection,
+  ExternalBreak,
+  IngestBatch,
+  Pairing,
+  ProjectBreak,
+  Store,
+  TailCheckpoint,
+  TokenPoint,
+  WaitBounds,
+  WaitingHalf,
+  WriteResult,
+} from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import { TOKEN_KINDS, type Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
@@ -78,6 +91,19 @@ export class Pipeline {
 
   subscribeExternal(subscriber: ExternalBreakSubscriber): void {
     this.externalSubscribers.push(subscriber);
+  }
+
+  /**
+   * Pairs a half of an OTLP join through the store (Store.pairHalf), or puts
+   * a taken one back; rejects with a 503 CachebreakError, as a write does,
+   * when the store cannot serve.
+   */
+  async pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds, putBack = false): Promise<Pairing> {
+    try {
+      return await (putBack ? this.store.putBackHalf(project, half, bounds) : this.store.pairHalf(project, half, bounds));
+    } catch (error) {
+      throw this.storeError(error);
+    }
   }
 
   /** Counts events a receiver could not decode; they never reach the store. */

@@ -34,6 +34,9 @@ import {
   type TurnView,
   type StoredCounts,
   type StreamSums,
+  type Pairing,
+  type WaitBounds,
+  type WaitingHalf,
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
@@ -79,6 +82,7 @@ import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
+import { HalfStore } from './halves.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
@@ -91,6 +95,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer | undefined;
   private readonly retention: Retention;
   private readonly keys: KeyStore;
+  private readonly halves: HalfStore;
 
   private readonly labelValue = (id: number) => this.dictionary.labelValue(id);
   private readonly labelId = (kind: LabelKind, value: string) => this.dictionary.existingLabel(kind, value);
@@ -102,6 +107,7 @@ export class SqliteStore implements Store {
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
     this.retention = new Retention(this.opened.sqlite);
     this.keys = new KeyStore(this.opened.db, this.dictionary);
+    this.halves = new HalfStore(this.opened.sqlite);
     // A database that holds no judged turn yet is judged by these rules from the start.
     if (!open.readonly && this.rulesVersion() === undefined && !this.opened.sqlite.prepare('SELECT 1 FROM turns WHERE state IS NOT NULL LIMIT 1').get()) {
       this.recordRules();
@@ -550,6 +556,20 @@ export class SqliteStore implements Store {
       this.writer.forget();
     }
     return result;
+  }
+
+  // --- OTLP join halves ---
+
+  async pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(this.dictionary.project(project), half, bounds, true);
+  }
+
+  async putBackHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(this.dictionary.project(project), half, bounds, false);
+  }
+
+  async trimHalves(now: number): Promise<number> {
+    return this.halves.trim(now);
   }
 
   async ping(): Promise<void> {
