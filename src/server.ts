@@ -304,7 +304,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       const { startProxy } = await import('./ingest/proxy/proxy.js');
       proxy = await startProxy(
         { ...options.proxy, host: options.host },
-        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, openProject: options.project, now: Date.now },
+        { pipeline, counters, log, auth, store, limits, bodyLimit: options.bodyLimit, openProject: options.project, now: Date.now },
       );
     }
   } catch (error) {
