@@ -32,10 +32,14 @@ export class KeyCopy {
     private readonly log: Logger,
   ) {}
 
-  /** Reads the keys once (a store that cannot be read fails the start), then every second in the background. */
-  async start(): Promise<void> {
+  /** Reads the keys (a store that cannot be read fails the start). */
+  async load(): Promise<void> {
     this.copy = this.copyOf(await this.store.keysWithHashes());
-    this.timer = setInterval(() => this.refresh(), KEY_REFRESH_MS);
+  }
+
+  /** From now on, reads them again every second in the background, until stop(). */
+  refreshEverySecond(): void {
+    this.timer ??= setInterval(() => this.refresh(), KEY_REFRESH_MS);
     this.timer.unref();
   }
 

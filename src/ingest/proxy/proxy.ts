@@ -146,7 +146,7 @@ const UNKNOWN_PATH = new CachebreakError(
 const CLIMBING_PATH = new CachebreakError(
   'bad_request',
   'the proxied path has a ".." segment (or %2e%2e): the proxy forwards only below the configured upstream base path',
-  'send the path the provider documents, without "." or ".." segments',
+  'send the path the provider documents, without ".." segments',
 );
 
 export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Promise<RunningProxy> {
@@ -156,7 +156,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
   /** Observations being built (the response's usage unpacked, the request body read): CPU only, before the queue. */
   const observing = new Set<Promise<void>>();
   const keys = new KeyCopy(deps.store, deps.auth, log);
-  await keys.start();
+  await keys.load();
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
@@ -322,18 +322,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       else res.destroy();
     });
   });
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(settings.port, settings.host, () => {
-        server.off('error', reject);
-        resolve();
-      });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.off('error', reject);
+      resolve();
     });
-  } catch (error) {
-    keys.stop();
-    throw error;
-  }
+  });
+  keys.refreshEverySecond();
   const { port } = server.address() as AddressInfo;
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   let closing: Promise<void> | undefined;
