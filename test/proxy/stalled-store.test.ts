@@ -102,7 +102,8 @@ async function stalledStore(keyed: boolean): Promise<void> {
     project = 'team';
   }
   const observed = (outcome: string) => metric(h, key, 'cachebreak_proxy_observations_total', { outcome });
-  const h = await startProxyHarness({ db });
+  // Hundreds of calls a second with one key: above the default --rate-limit, which is not the subject here.
+  const h = await startProxyHarness({ db, rateLimit: 100_000 });
   h.anthropic.usage = usage;
 
   // With keys, calls were stored before the stall; open, it starts on a database that has stored nothing
