@@ -324,7 +324,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       proxy = await startProxy(
         { ...options.proxy, host: options.host },
         // The main port's limits, and its in-flight budget shared: both ports together hold at most --inflight-limit.
-        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
+        { pipeline, counters, log, auth, store, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
       );
     }
   } catch (error) {

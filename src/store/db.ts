@@ -99,6 +99,9 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   return undefined;
 }
 
+/** How long a statement waits for another connection's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
 /**
  * Whether this connection can write. A file SQLite had to open read-only still
  * begins a write transaction in WAL mode; only a write is refused
@@ -119,7 +122,7 @@ function checkWritable(sqlite: Database.Database): void {
   } catch (error) {
     if (codeOf(error) !== 'SQLITE_BUSY') throw error;
   } finally {
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 
@@ -150,7 +153,7 @@ function prepare(sqlite: Database.Database, options: OpenOptions): OpenedDatabas
   // in the WAL before the response is sent, so a killed process loses nothing.
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.synchronous ?? 'normal'}`);
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // The dedupe and stream indexes are written at random places: keep their pages in memory (64 MiB;
   // a reader, which reads rollups and single sessions, needs far less), and checkpoint every ~40 MiB
   // of WAL rather than every 4 MiB (each checkpoint syncs the file); with a background checkpointer,

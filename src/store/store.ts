@@ -427,6 +427,8 @@ export interface Store {
   /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */
   keysByPrefix(prefix: string): Promise<(ApiKey & { hash: string })[]>;
   listKeys(): Promise<ApiKey[]>;
+  /** Every key (revoked or not) with its hash: what a copy of the keys in memory is refreshed from. */
+  keysWithHashes(): Promise<(ApiKey & { hash: string })[]>;
   /** Revokes by id or by prefix; returns the key, or undefined when none matched. */
   revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined>;
   /** Whether any key that is not revoked exists. */

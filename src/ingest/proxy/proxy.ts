@@ -3,16 +3,21 @@
 // configured upstream, never to a host the request names. The response is
 // streamed back byte for byte as it arrives; a copy of its chunks is read on
 // the side for usage. Once the client has the whole answer, the call's
-// snapshot and usage go to the pipeline as one event. Observing is best
-// effort: a slow or failing store never holds up or fails a proxied call, it
-// is counted (cachebreak_proxy_observations_total) and logged.
+// snapshot and usage go as one event to a bounded queue in front of the
+// pipeline (observations.ts). Nothing on a call's path waits on the database:
+// access is decided from a copy of the keys in memory (auth/key-copy.ts), and
+// observing is best effort: a slow, locked or failing store never holds up or
+// fails a proxied call; what is not stored is counted
+// (cachebreak_proxy_observations_total) and logged.
 import { randomUUID } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Authenticator } from '../../auth/authenticator.js';
+import { KeyCopy } from '../../auth/key-copy.js';
 import { PROXY_HEADERS } from '../../auth/open-access.js';
 import { CachebreakError } from '../../errors.js';
+import type { Store } from '../../store/store.js';
 import type { Counters } from '../../telemetry/counters.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { LogThrottle } from '../../telemetry/throttle.js';
@@ -25,6 +30,7 @@ import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
 import { geminiApi } from './gemini.js';
 import { observe } from './observe.js';
+import { ObservationQueue } from './observations.js';
 import { openaiApi } from './openai.js';
 import { RequestCopy, watchBody } from './request-body.js';
 import { ResponseReader } from './response.js';
@@ -52,6 +58,8 @@ export interface ProxyDeps {
   counters: Counters;
   log: Logger;
   auth: Authenticator;
+  /** Where the copy of the API keys the proxy decides from is read. */
+  store: Store;
   limits: Limits;
   /** The largest request or response body read for observation; larger ones are forwarded, not observed. */
   bodyLimit: number;
@@ -70,7 +78,7 @@ export interface ProxyDeps {
 export interface RunningProxy {
   url: string;
   port: number;
-  /** Stops accepting, lets calls in flight finish (cut after a grace period), and waits for their observations. */
+  /** Stops accepting, lets calls in flight finish (cut after a grace period), and waits a bounded time for their observations. */
   close(): Promise<void>;
 }
 
@@ -91,6 +99,16 @@ function upstreamOf(base: string): Upstream {
     request: https ? httpsRequest : httpRequest,
     agent: https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
   };
+}
+
+/**
+ * Whether a path has a `..` segment, however written (%2e%2e in any case,
+ * after an encoded / or \): forwarded, it could reach the upstream outside
+ * its base path.
+ */
+function climbs(target: string): boolean {
+  const path = target.split('?', 1)[0]!.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\');
+  return path.split(/[/\\]/).includes('..');
 }
 
 /** The API a request is for and its path after the prefix; undefined for an absolute URI or an unknown prefix. */
@@ -136,11 +154,20 @@ const UNKNOWN_PATH = new CachebreakError(
   'point the harness at http://HOST:PORT/anthropic, http://HOST:PORT/openai/v1 or http://HOST:PORT/gemini; see cachebreak proxy --help',
 );
 
+const CLIMBING_PATH = new CachebreakError(
+  'bad_request',
+  'the proxied path has a ".." segment (or %2e%2e): the proxy forwards only below the configured upstream base path',
+  'send the path the provider documents, without ".." segments',
+);
+
 export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Promise<RunningProxy> {
   const { counters, log, pipeline } = deps;
   const upstreams = Object.fromEntries(Object.entries(settings.upstreams).map(([provider, base]) => [provider, upstreamOf(base)])) as Record<ProxyProvider, Upstream>;
   const repeated = new LogThrottle();
+  /** Observations being built (the response's usage unpacked, the request body read): CPU only, before the queue. */
   const observing = new Set<Promise<void>>();
+  const keys = new KeyCopy(deps.store, deps.auth, log);
+  await keys.load();
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
@@ -149,6 +176,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
     const suppressed = repeated.admit(`${kind}\u0000${fields.provider}`);
     if (suppressed !== undefined) log.warn(kind, { ...fields, ...(suppressed > 0 ? { suppressed } : {}) });
   };
+  const queue = new ObservationQueue(
+    pipeline,
+    (observed, outcome) => {
+      countCall(observed.project, observed.provider, outcome);
+      if (outcome === 'queue_full') warn('proxy_observations_dropped', { provider: observed.provider, message: 'the database is not keeping up: calls are forwarded, not stored' });
+    },
+    (observed, error) => warn('proxy_store_failed', { provider: observed.provider, message: (error as Error).message }),
+  );
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const route = routeOf(req.url ?? '');
@@ -158,11 +193,16 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       return;
     }
     const provider = route.api.provider;
+    if (climbs(route.rest)) {
+      countRequest(deps.openProject, provider, 'bad_path');
+      sendError(res, CLIMBING_PATH);
+      return;
+    }
     let project: string;
     let keyId: number | null;
     try {
       const key = req.headers[KEY_HEADER];
-      const principal = await deps.auth.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
+      const principal = keys.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
         host: req.headers.host,
         proxyHeader: PROXY_HEADERS.find((name) => req.headers[name] !== undefined),
       });
@@ -293,13 +333,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             warn('proxy_unreadable', { provider, error: observation.error });
             return;
           }
-          try {
-            await pipeline.ingest(project, [observation.event], 'proxy');
-            countCall(project, provider, observation.withUsage ? 'turn' : 'snapshot_only');
-          } catch (error) {
-            countCall(project, provider, 'store_failed');
-            warn('proxy_store_failed', { provider, message: (error as Error).message });
-          }
+          queue.offer({ project, provider, event: observation.event, withUsage: observation.withUsage });
         })();
         observing.add(done);
         void done.finally(() => observing.delete(done));
@@ -328,6 +362,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       resolve();
     });
   });
+  keys.refreshEverySecond();
   const { port } = server.address() as AddressInfo;
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   let closing: Promise<void> | undefined;
@@ -341,7 +376,9 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
         await closed;
         clearTimeout(cut);
+        keys.stop();
         await Promise.all(observing);
+        await queue.close();
         for (const upstream of Object.values(upstreams)) upstream.agent.destroy();
       })();
       return closing;

@@ -145,6 +145,10 @@ export class PgStore implements Store {
     return this.keys.list();
   }
 
+  keysWithHashes(): Promise<(ApiKey & { hash: string })[]> {
+    return this.keys.withHashes();
+  }
+
   revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
     return this.keys.revoke(idOrPrefix, revokedMs);
   }

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
-import { openDatabase, type OpenOptions } from '../db.js';
+import { BUSY_TIMEOUT_MS, openDatabase, type OpenOptions } from '../db.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams } from '../schema.js';
 import {
   InvalidQueryError,
@@ -87,7 +87,6 @@ import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.j
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
 
-
 export class SqliteStore implements Store {
   private readonly opened;
   private readonly dictionary: Dictionary;
@@ -157,7 +156,28 @@ export class SqliteStore implements Store {
     return this.opened.sqlite;
   }
 
+  /**
+   * While another connection holds the write lock, a write is tried again
+   * after a pause, for as long as SQLite's busy timeout would have waited:
+   * SQLite's own wait spins on this thread and would stop every request of
+   * the process (the proxy's calls too) meanwhile.
+   */
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
+    const deadline = performance.now() + BUSY_TIMEOUT_MS;
+    for (let pause = 2; ; pause = Math.min(2 * pause, 50)) {
+      try {
+        return this.writeOnce(batches);
+      } catch (error) {
+        if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code)) || performance.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  /** One attempt, failing at once (SQLITE_BUSY) when another connection holds the write lock. */
+  private writeOnce(batches: readonly IngestBatch[]): WriteResult {
+    const sqlite = this.opened.sqlite;
+    sqlite.pragma('busy_timeout = 0');
     let outcome;
     try {
       outcome = this.writer.write(
@@ -174,6 +194,8 @@ export class SqliteStore implements Store {
       this.dictionary.forget();
       this.writer.forget();
       throw error;
+    } finally {
+      sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
     return writeResult(outcome, names);
@@ -518,6 +540,10 @@ export class SqliteStore implements Store {
 
   async listKeys(): Promise<ApiKey[]> {
     return this.keys.list();
+  }
+
+  async keysWithHashes(): Promise<(ApiKey & { hash: string })[]> {
+    return this.keys.withHashes();
   }
 
   async revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
