@@ -13,6 +13,7 @@ import { tempDir } from '../helpers.js';
 import { turn } from '../ingest/requests.js';
 import { deliver, randomEvents, resultsOf, sessionsIn, smallBatches } from '../multi-node/cluster.js';
 import { TEST_PG_ADMIN, terminateBackends } from '../pg.js';
+import { stall } from '../stall.js';
 import { freshDb, runOn } from '../store-under-test.js';
 import { T0 } from './events.js';
 import { startRelay } from './relay.js';
@@ -129,6 +130,31 @@ describe('a serve node on PostgreSQL', () => {
       expect(await running(server)).toBe(true);
     } finally {
       await relay.close();
+    }
+  });
+
+  it('stops within seconds on SIGTERM while a write waits on locked tables (it waited out the 30 s statement deadline)', { timeout: 60_000 }, async () => {
+    const db = await freshDb('locked_stop');
+    const server = await startServer({ db, args: ['--pg-pool', '2'] });
+    expect((await postEvents(server.url, [turn('l1', 's_locked')])).status).toBe(200);
+    const release = await stall(db);
+    try {
+      const hanging = postEvents(server.url, [turn('l2', 's_locked', { ts: T0 + 1 })]).then(
+        (reply) => reply.status,
+        () => 'no answer',
+      );
+      // The write is under way, waiting on a lock.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const start = performance.now();
+      const exit = await server.stop();
+      const stoppedMs = performance.now() - start;
+      // Closing waits 5 s for the write, then ends its connection.
+      expect(stoppedMs).toBeLessThan(9_000);
+      expect(exit).toEqual({ code: 0, signal: null });
+      // Never acknowledged: the client is free to send it again.
+      expect(await hanging).not.toBe(200);
+    } finally {
+      await release();
     }
   });
 

@@ -15,6 +15,7 @@ interface Turn {
   model: string;
   state: string;
   usage: { uncached: number; read: number; write: number; output: number } | null;
+  break: { reason: string; changedSystemBlocks: number[] | null } | null;
 }
 
 const anthropicBody = (stream: boolean) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, stream, system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }] });
@@ -86,6 +87,34 @@ describe('passthrough', () => {
     expect(agents[0]).toMatch(/^system-[0-9a-f]{8}$/);
     expect(agents).toEqual([agents[0], expect.not.stringMatching(agents[0]!), agents[0]]);
     expect(turns.map((t) => t.state)).toEqual(['cold', 'cold', 'hit']);
+  });
+
+  it('follows a conversation across an edit of its system prompt (a break of its stream), beside a subagent and a router call of their own', async () => {
+    const h = await startProxyHarness();
+    const conversation = ['fix the tests', 'reading', 'done?', 'yes', 'now the docs'];
+    const call = (model: string, system: string, messages: number, usage: Record<string, number>) => {
+      h.anthropic.usage = { input_tokens: 10, ...usage };
+      const body = JSON.stringify({
+        model,
+        max_tokens: 50,
+        system: [{ type: 'text', text: system }, { type: 'text', text: 'project notes' }],
+        messages: conversation.slice(0, messages).map((content, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content })),
+      });
+      return send(h.proxy, 'POST', '/anthropic/v1/messages', { 'x-cachebreak-session': 'edited' }, body);
+    };
+    await call('claude-sonnet-4-5', 'You are a coding agent. QWEN.md: v1', 1, { cache_creation_input_tokens: 20_000, cache_read_input_tokens: 0 });
+    await call('claude-sonnet-4-5', 'You are a coding agent. QWEN.md: v1', 3, { cache_creation_input_tokens: 300, cache_read_input_tokens: 20_000 });
+    // A subagent (its own system and task) and a router call (its own system and model, the same conversation).
+    await call('claude-sonnet-4-5', 'You are a search subagent.', 1, { cache_creation_input_tokens: 8_000, cache_read_input_tokens: 0 });
+    await call('claude-haiku-4-5', 'Route this request.', 3, { cache_creation_input_tokens: 4_000, cache_read_input_tokens: 0 });
+    // The user edits QWEN.md: the conversation goes on under the new system prompt.
+    await call('claude-sonnet-4-5', 'You are a coding agent. QWEN.md: v2', 5, { cache_creation_input_tokens: 20_500, cache_read_input_tokens: 0 });
+    const turns = await turnsOf(h, 'edited', 5);
+    const agents = turns.map((t) => t.agentId);
+    expect(new Set(agents).size).toBe(3);
+    expect(agents[4]).toBe(agents[0]);
+    expect(turns.map((t) => t.state)).toEqual(['cold', 'hit', 'cold', 'cold', 'miss']);
+    expect(turns[4]!.break).toMatchObject({ reason: 'system_changed', changedSystemBlocks: [0] });
   });
 
   it('reads the usage of a compressed answer and passes the compressed bytes on', async () => {

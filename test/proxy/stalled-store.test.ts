@@ -4,12 +4,10 @@
 // answered as fast as before; what could not be stored is counted; once the
 // database is back, calls are stored again. With API keys (decided from the
 // keys in memory) and with open access.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { generateKey, hashKey, keyPrefix } from '../../src/auth/keys.js';
-import { createPool } from '../../src/store/pg/client.js';
-import { freshDb, isPostgresUrl, openStore } from '../store-under-test.js';
+import { stall } from '../stall.js';
+import { freshDb, openStore } from '../store-under-test.js';
 import { send } from './client.js';
 import { startProxyHarness, type ProxyHarness } from './harness.js';
 import { waitFor } from './wait.js';
@@ -21,46 +19,6 @@ const CALLS = 320;
 const AT_ONCE = 8;
 /** A call through the proxy to a local upstream takes milliseconds; the store used to hold each for 5 to 10 s. */
 const SLOWEST_MS = 1_000;
-
-/** Holds the database's write lock (and, on PostgreSQL, cuts the server's connections) until released. */
-async function stall(db: string): Promise<() => Promise<void>> {
-  if (!isPostgresUrl(db)) {
-    // Another process: SQLite's wait for a lock another connection of the same process holds is not the same.
-    const holder = spawn(
-      process.execPath,
-      ['-e', `const D=require('better-sqlite3');const d=new D(process.argv[1]);d.exec('BEGIN EXCLUSIVE');console.log('held');process.stdin.resume().on('end',()=>{d.exec('ROLLBACK');d.close()})`, db],
-      { stdio: ['pipe', 'pipe', 'inherit'], cwd: process.cwd() },
-    );
-    await new Promise<void>((resolve, reject) => {
-      createInterface({ input: holder.stdout! }).once('line', () => resolve());
-      holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
-    });
-    return async () => {
-      const exited = new Promise((resolve) => holder.once('exit', resolve));
-      holder.stdin!.end();
-      await exited;
-    };
-  }
-  const sql = createPool(db, { max: 1, connectTimeout: 5 });
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let locked!: () => void;
-  const lockedNow = new Promise<void>((resolve) => (locked = resolve));
-  const held = sql.begin(async (tx) => {
-    await tx.unsafe('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-    const tables = await tx<{ name: string }[]>`
-      SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`;
-    await tx.unsafe(`LOCK TABLE ${tables.map((t) => `"${t.name}"`).join(', ')} IN ACCESS EXCLUSIVE MODE`);
-    locked();
-    await released;
-  });
-  await Promise.race([lockedNow, held]);
-  return async () => {
-    release();
-    await held;
-    await sql.end();
-  };
-}
 
 /** `count` calls, `AT_ONCE` at a time: each must be answered 200 with exactly what the upstream sent. Returns the slowest, in ms. */
 async function calls(h: ProxyHarness, headers: Record<string, string>, count: number): Promise<number> {

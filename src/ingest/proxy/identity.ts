@@ -1,11 +1,27 @@
 // Which stream (SPEC §1: session and agent) a proxied request belongs to.
 // The session comes from a header the harness sends: cachebreak's own, or the
-// one a harness already sends for its conversation. The agent comes from
-// x-cachebreak-agent, else from the first system block: a harness's subagents
-// and side queries run with system prompts of their own, and interleaved in
-// one stream they would look like breaks. Without any header, every request
-// is in one session.
+// one a harness already sends for its conversation. Without any header, every
+// request is in one session.
+//
+// The agent is x-cachebreak-agent when sent. Otherwise it is found by lineage:
+// a request continues the stream of its conversation, so that editing the
+// system prompt (QWEN.md, GEMINI.md, CLAUDE.md) or switching the model is a
+// break of that stream rather than the start of a new one. Subagents, side
+// queries and router calls have system prompts and conversations of their own
+// and get streams of their own, interleaved in one session without breaks. A
+// request continues, in this order:
+//   1. the stream with its first system block and its first message;
+//   2. the stream whose conversation it extends (same first message, more
+//      messages, every earlier one kept; the longest such) on the same model
+//      family: its system prompt changed;
+//   3. the stream with its first system block: its conversation was rewritten
+//      or started anew;
+// else it starts a stream, named after its first system block. Lineage is
+// kept in memory, bounded; after a restart a continuing conversation whose
+// system prompt was edited before starts a new stream.
 import type { IncomingHttpHeaders } from 'node:http';
+import { modelFamily } from '../../core/family.js';
+import { hashString } from '../../core/hash.js';
 import type { SnapshotContent } from '../../core/types.js';
 
 /** Headers that name the conversation, most specific first. */
@@ -14,9 +30,24 @@ export const AGENT_HEADER = 'x-cachebreak-agent';
 /** The session of requests that name none. */
 export const DEFAULT_SESSION = 'proxy';
 
+/** Sessions whose lineage is kept (the least recently seen go first), and streams per session. */
+const MAX_SESSIONS = 4_096;
+const MAX_STREAMS = 16;
+
 export interface StreamIdentity {
   sessionId: string;
   agentId: string;
+}
+
+/** What a stream's latest request looked like: enough to tell whether the next one continues it. */
+interface Seen {
+  agentId: string;
+  system: string | undefined;
+  first: string | undefined;
+  family: string | undefined;
+  messages: number;
+  /** Hash of every message hash but the last: what a continuation keeps. */
+  kept: string;
 }
 
 /** A header's single value, when it is one an id may be: printable, not empty, at most `maxLength`. */
@@ -26,15 +57,55 @@ function idFrom(value: string | string[] | undefined, maxLength: number): string
   return id !== '' && id.length <= maxLength && /^[\x21-\x7e]+$/.test(id) ? id : undefined;
 }
 
-export function identityOf(headers: IncomingHttpHeaders, snapshot: SnapshotContent, maxLength: number): StreamIdentity {
-  let sessionId: string | undefined;
-  for (const name of SESSION_HEADERS) {
-    sessionId = idFrom(headers[name], maxLength);
-    if (sessionId !== undefined) break;
+/** The stream with the most messages: of the conversations a request extends, the one it goes on. */
+const longest = (streams: readonly Seen[]): Seen | undefined => streams.reduce<Seen | undefined>((best, s) => (best === undefined || s.messages > best.messages ? s : best), undefined);
+
+const keptOf = (messages: readonly string[], count: number) => hashString(messages.slice(0, count).join(','));
+
+export class StreamLineage {
+  /** Per project and session, its streams, the most recently continued first. */
+  private readonly sessions = new Map<string, Seen[]>();
+
+  identityOf(project: string, headers: IncomingHttpHeaders, snapshot: SnapshotContent, maxLength: number): StreamIdentity {
+    let sessionId: string | undefined;
+    for (const name of SESSION_HEADERS) {
+      sessionId = idFrom(headers[name], maxLength);
+      if (sessionId !== undefined) break;
+    }
+    sessionId ??= DEFAULT_SESSION;
+    const agentId = idFrom(headers[AGENT_HEADER], maxLength) ?? this.agentOf(`${project}\u0000${sessionId}`, snapshot);
+    return { sessionId, agentId };
   }
-  const firstBlock = snapshot.systemBlockHashes?.[0];
-  return {
-    sessionId: sessionId ?? DEFAULT_SESSION,
-    agentId: idFrom(headers[AGENT_HEADER], maxLength) ?? (firstBlock === undefined ? 'main' : `system-${firstBlock.slice(0, 8)}`),
-  };
+
+  private agentOf(key: string, snapshot: SnapshotContent): string {
+    const streams = this.sessions.get(key) ?? [];
+    this.sessions.delete(key);
+    this.sessions.set(key, streams);
+    if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
+
+    const messages = snapshot.messageHashes ?? [];
+    const request = {
+      system: snapshot.systemBlockHashes?.[0],
+      first: messages[0],
+      family: snapshot.model === undefined ? undefined : modelFamily(snapshot.model),
+      messages: messages.length,
+    };
+    const continues = (s: Seen) =>
+      request.first !== undefined && s.first === request.first && s.family === request.family && request.messages > s.messages && keptOf(messages, s.messages - 1) === s.kept;
+    const found =
+      streams.find((s) => s.system === request.system && s.first === request.first) ?? longest(streams.filter(continues)) ?? streams.find((s) => s.system === request.system);
+    const seen: Seen = { agentId: found?.agentId ?? this.newAgent(streams, request.system), ...request, kept: keptOf(messages, messages.length - 1) };
+    if (found) streams.splice(streams.indexOf(found), 1);
+    streams.unshift(seen);
+    if (streams.length > MAX_STREAMS) streams.pop();
+    return seen.agentId;
+  }
+
+  /** A stream named after its first system block ('main' without one), numbered when a stream of the session has the name. */
+  private newAgent(streams: readonly Seen[], system: string | undefined): string {
+    const base = system === undefined ? 'main' : `system-${system.slice(0, 8)}`;
+    let name = base;
+    for (let n = 2; streams.some((s) => s.agentId === name); n++) name = `${base}-${n}`;
+    return name;
+  }
 }

@@ -6,11 +6,11 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { buildSnapshot } from '../../core/snapshot/index.js';
-import type { CacheEvent } from '../../core/types.js';
+import type { CacheEvent, SnapshotContent } from '../../core/types.js';
 import { toCacheEvent } from '../http/events.js';
 import type { Limits } from '../limits.js';
 import type { ObservedCall, ProxyProvider } from './api.js';
-import { identityOf } from './identity.js';
+import type { StreamIdentity } from './identity.js';
 
 export interface Call {
   provider: ProxyProvider;
@@ -53,7 +53,8 @@ function parsedBody(call: Call, limit: number): unknown {
   }
 }
 
-export function observe(call: Call, limits: Limits, bodyLimit: number): Observation {
+/** `identify`: the stream of the request whose snapshot it is given (identity.ts). */
+export function observe(call: Call, limits: Limits, bodyLimit: number, identify: (snapshot: SnapshotContent) => StreamIdentity): Observation {
   let body: unknown;
   try {
     body = parsedBody(call, bodyLimit);
@@ -64,7 +65,7 @@ export function observe(call: Call, limits: Limits, bodyLimit: number): Observat
   if (!built.ok) return { ok: false, error: `request body: ${built.error}` };
   const snapshot = {
     requestId: call.requestId,
-    ...identityOf(call.requestHeaders, built.snapshot, limits.maxString),
+    ...identify(built.snapshot),
     ts: call.startMs,
     provider: call.provider,
     ...built.snapshot,

@@ -29,6 +29,7 @@ import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
 import { geminiApi } from './gemini.js';
+import { StreamLineage } from './identity.js';
 import { observe } from './observe.js';
 import { ObservationQueue } from './observations.js';
 import { openaiApi } from './openai.js';
@@ -167,6 +168,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
   /** Observations being built (the response's usage unpacked, the request body read): CPU only, before the queue. */
   const observing = new Set<Promise<void>>();
   const keys = new KeyCopy(deps.store, deps.auth, log);
+  const lineage = new StreamLineage();
   await keys.load();
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
@@ -327,6 +329,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             },
             deps.limits,
             deps.bodyLimit,
+            (snapshot) => lineage.identityOf(project, req.headers, snapshot, deps.limits.maxString),
           );
           if (!observation.ok) {
             countCall(project, provider, 'unreadable');

@@ -44,7 +44,7 @@ export interface SqlPool extends Sql {
   reserve<T>(body: (session: Sql) => Promise<T>): Promise<T>;
   /** SELECT 1; rejects with NoAnswer when no answer came within `ms` (no connection free, or none answering). */
   ping(ms: number): Promise<void>;
-  /** Closes every connection; queries in flight finish first. */
+  /** Closes every connection; queries in flight finish first, or fail after CLOSE_GRACE_MS. */
   end(): Promise<void>;
   /** The node-postgres pool, for drizzle. */
   readonly pool: pg.Pool;
@@ -158,6 +158,21 @@ export interface PoolOptions {
   connectTimeout: number;
 }
 
+/** How long closing waits for statements in flight (a write on locked tables) before it ends their connections. */
+const CLOSE_GRACE_MS = 5_000;
+
+/** Ends the pool: statements in flight finish, or after `ms` their connections are ended, failing them. */
+async function endWithin(pool: pg.Pool, connections: ReadonlySet<pg.Client>, ms: number): Promise<void> {
+  const ending = pool.end();
+  let timer: NodeJS.Timeout | undefined;
+  const late = await Promise.race([ending.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)))]);
+  clearTimeout(timer);
+  if (late) {
+    for (const client of connections) void client.end().catch(() => {});
+    await ending;
+  }
+}
+
 /** A pool of at most `max` connections to `url`. */
 export function createPool(url: string, options: PoolOptions): SqlPool {
   const pool = new pg.Pool({
@@ -177,7 +192,12 @@ export function createPool(url: string, options: PoolOptions): SqlPool {
   // A connection's failure reaches the statements on it, and the pool drops the connection when it is given back;
   // the event it also emits must not be thrown (node-postgres leaves a checked-out connection without a listener
   // at moments, and an event without one is thrown).
-  pool.on('connect', (client) => client.on('error', () => {}));
+  const connections = new Set<pg.Client>();
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    connections.add(client);
+    client.once('end', () => connections.delete(client));
+  });
   const sql = sqlOn(pool) as SqlPool;
   let ended: Promise<void> | undefined;
   const begin = <T>(body: (tx: Sql) => Promise<T>): Promise<T> =>
@@ -221,7 +241,7 @@ export function createPool(url: string, options: PoolOptions): SqlPool {
       }
     },
     // Closing twice (a store closed by its owner and again at exit) is closing once.
-    end: () => (ended ??= pool.end()),
+    end: () => (ended ??= endWithin(pool, connections, CLOSE_GRACE_MS)),
     pool,
   });
 }
