@@ -93,6 +93,7 @@ function tokenPoint(point: MetricPoint, context: MappingContext): Outcome | unde
   const model = firstText(point.attributes, ['model', 'gen_ai.response.model', 'gen_ai.request.model']) ?? '';
   const { maxString } = context.limits;
   if (model.length > maxString) throw new MappingError(`${point.metric}: model longer than ${maxString} characters (${LIMIT_OPTIONS.maxString})`);
+  if (model.includes('\0')) throw new MappingError(`${point.metric}: model contains a NUL byte (\\u0000), which no stored value holds; remove it`);
   const outside = timeProblem(point.timeMs);
   if (outside !== undefined) throw new MappingError(`${point.metric}: time ${outside}`);
   return {
