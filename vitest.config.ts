@@ -27,6 +27,8 @@ const STORE_TESTS = [
   'test/ingest/limits-paths.test.ts',
   'test/ingest/times.test.ts',
   'test/ingest/free-form.test.ts',
+  // The proxy while its database is locked or gone.
+  'test/proxy/stalled-store.test.ts',
 ];
 
 /** Tests that need PostgreSQL whatever the project: they run once, in `postgres`. */

@@ -230,7 +230,7 @@ export const OPTIONS = {
     default: undefined as number | undefined,
     shownDefault: '4 × --body-limit',
     valueName: 'SIZE',
-    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After. One client (API key, or address) holds at most half of it (or twice --body-limit, if more); past its share: 429',
+    help: 'Request bodies ingest holds at once (as read, and decompressed), at least twice --body-limit; past it: 503 with Retry-After. One client (API key, or address) holds at most half of it (or twice --body-limit, if more); past its share: 429. The proxy\'s copies of the calls it observes count in it too; past it, a call is forwarded and not observed',
     parse: bytes,
   } satisfies Option<number | undefined>,
   'body-timeout': {
@@ -238,14 +238,14 @@ export const OPTIONS = {
     default: DEFAULT_BODY_TIMEOUT_MS,
     shownDefault: '30s',
     valueName: 'DURATION',
-    help: 'How long an ingest body (HTTP or gRPC) may go without a byte arriving; past it: 408 (gRPC: DEADLINE_EXCEEDED), and what it held of --inflight-limit is freed',
+    help: 'How long an ingest body (HTTP or gRPC) or a proxied request body may go without a byte arriving; past it: 408 (gRPC: DEADLINE_EXCEEDED), and what it held of --inflight-limit is freed',
     parse: (raw, name) => duration(raw, name)!,
   } satisfies Option<number>,
   'max-connections': {
     env: 'CACHEBREAK_MAX_CONNECTIONS',
     default: DEFAULT_MAX_CONNECTIONS,
     valueName: 'N',
-    help: 'Connections each port (HTTP, gRPC) keeps open at once; more are closed as they arrive',
+    help: 'Connections each port (HTTP, gRPC, proxy) keeps open at once; more are closed as they arrive',
     parse: integer(1, 1_000_000),
   } satisfies Option<number>,
   'headers-timeout': {
@@ -525,7 +525,7 @@ export const OPTIONS = {
     default: DEFAULT_WAITING_BYTES,
     shownDefault: '32MiB',
     valueName: 'SIZE',
-    help: 'Memory (estimated) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response; past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
+    help: 'Bytes (estimated as held in memory) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response: once in the database for those that any node may pair (Claude Code bodies; with PostgreSQL every node keeps to the bound it was given), once in memory for those one node pairs (Gemini CLI, Qwen Code); past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
     parse: bytes,
   } satisfies Option<number>,
   'max-metric-models': {

@@ -149,6 +149,8 @@ function announceAccess(access: Access, keys: Awaited<ReturnType<Store['keyState
 
 /** How often retention runs. */
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** How often OTLP join halves past their age are deleted (they are never paired meanwhile). */
+const TRIM_HALVES_EVERY_MS = 60_000;
 
 export interface RunningServer {
   url: string;
@@ -192,6 +194,21 @@ function retention(store: Store, options: ServerOptions, log: Logger): { stop():
   return { stop: () => clearInterval(timer) };
 }
 
+/** Deletes the OTLP join halves whose age ran out every TRIM_HALVES_EVERY_MS, one run at a time, whether or not new halves come. */
+function trimHalves(store: Store, log: Logger): { stop(): void } {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    store
+      .trimHalves(Date.now())
+      .catch((error: unknown) => log.error('trim_halves_failed', { message: (error as Error).message }))
+      .finally(() => (running = false));
+  }, TRIM_HALVES_EVERY_MS);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}
+
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(stderr);
   // Whatever started is closed by this one list, in reverse: on a failed start as by close().
@@ -214,6 +231,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   // One client may hold half the budget, and always enough for the largest request.
   const bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
   // A PostgreSQL database is shared by any number of servers: no lock, no checkpointer, no reader threads
   // (reads are queries like any other on the pool), and migrations run under an advisory lock as it opens.
@@ -260,6 +278,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   if (otel?.breaks) {
     breakExport = (await import('./telemetry/export.js')).startBreakExport(otel.breaks, otel.serviceName);
     pipeline.subscribe(breakExport.emit);
+    pipeline.subscribeRevisions(breakExport.emitRevision);
   }
   if (otel?.traces) tracing = (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
   // Read routes go to reader threads; writes, key checks and retention stay here.
@@ -294,7 +313,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   let server: ReturnType<typeof serve>;
   try {
     server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-      const serverOptions = httpServerOptions(options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS);
+      const serverOptions = httpServerOptions(headersTimeoutMs);
       const started = serve({ fetch: app.fetch, hostname: options.host, port: options.port, serverOptions }, () => resolve(started));
       started.once('error', reject);
     });
@@ -330,7 +349,8 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
       const { startProxy } = await import('./ingest/proxy/proxy.js');
       proxy = await startProxy(
         { ...options.proxy, host: options.host },
-        { pipeline, counters, log, auth, limits, bodyLimit: options.bodyLimit, openProject: options.project, now: Date.now },
+        // The main port's limits, and its in-flight budget shared: both ports together hold at most --inflight-limit.
+        { pipeline, counters, log, auth, store, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
       );
       ports.add(() => proxy?.close());
     }
@@ -339,6 +359,8 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   }
   const prune = retention(store, options, log);
   if (prune) ports.add(() => prune.stop());
+  const trim = trimHalves(store, log);
+  ports.add(() => trim.stop());
   if (options.tail) await startTail(options.tail, pipeline, store, options.project, log, ports);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {

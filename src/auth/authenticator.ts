@@ -7,7 +7,7 @@
 // and proxy headers (open-access.ts).
 import { timingSafeEqual } from 'node:crypto';
 import { CachebreakError } from '../errors.js';
-import type { KeyState, Scope, Store } from '../store/store.js';
+import type { ApiKey, KeyState, Scope, Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logfmt.js';
 import { hashKey, keyPrefix } from './keys.js';
 import { OpenAccess, type RequestFacts } from './open-access.js';
@@ -54,6 +54,14 @@ interface Bucket {
   at: number;
 }
 
+/** A stored key with its hash, as compared. */
+export type StoredKey = ApiKey & { hash: string };
+
+/** The key of an Authorization header "Bearer <key>"; undefined for any other. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  return /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+}
+
 function unauthorized(message: string): CachebreakError {
   return new CachebreakError('unauthorized', message, 'send Authorization: Bearer <key>; create keys with `cachebreak keys create`');
 }
@@ -76,19 +84,30 @@ export class Authenticator {
    * `request`: what an open server checks of an HTTP request (Host, proxy headers).
    */
   async authorize(authorization: string | undefined, scope: Scope, request?: RequestFacts): Promise<Principal> {
-    if ((await this.access()) === 'open') {
+    const access = await this.access();
+    const token = access === 'locked' ? bearerToken(authorization) : undefined;
+    const candidates = token === undefined ? [] : await this.store.keysByPrefix(keyPrefix(token));
+    return this.decide(access, authorization, scope, request, candidates);
+  }
+
+  /**
+   * The decision on one request, whichever way the keys were read (from the
+   * store, or from a copy in memory): `candidates` are the stored keys with
+   * the prefix of the key the request sends.
+   */
+  decide(access: Access, authorization: string | undefined, scope: Scope, request: RequestFacts | undefined, candidates: readonly StoredKey[]): Principal {
+    if (access === 'open') {
       if (request) {
         if (request.proxyHeader !== undefined) this.reportProxy(request.proxyHeader);
         this.openAccess.check(request);
       }
       return { project: this.options.openProject, keyId: null };
     }
-    const match = /^bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-    if (!match) throw unauthorized(authorization ? 'the Authorization header is not "Bearer <key>"' : 'an API key is required');
-    const token = match[1]!;
+    const token = bearerToken(authorization);
+    if (token === undefined) throw unauthorized(authorization ? 'the Authorization header is not "Bearer <key>"' : 'an API key is required');
     const hash = Buffer.from(hashKey(token), 'hex');
     // Found by its public prefix; the secret part is compared only as a hash, in constant time.
-    const key = (await this.store.keysByPrefix(keyPrefix(token))).find((k) => timingSafeEqual(Buffer.from(k.hash, 'hex'), hash));
+    const key = candidates.find((k) => timingSafeEqual(Buffer.from(k.hash, 'hex'), hash));
     if (!key || key.revokedMs !== null) throw unauthorized('unknown or revoked API key');
     if (!key.scopes.includes(scope) && !key.scopes.includes('admin')) {
       throw new CachebreakError(
@@ -111,7 +130,8 @@ export class Authenticator {
     return this.state.access;
   }
 
-  private accessOf(keys: KeyState): Access {
+  /** Open or locked, for a database whose keys are in this state. */
+  accessOf(keys: KeyState): Access {
     if (keys === 'active') return 'locked';
     if (keys === 'none') return this.options.openWithoutKeys ? 'open' : 'locked';
     // Every key revoked: revoking is a decision to lock, not to open.

@@ -1,7 +1,10 @@
 // The harness's sender to a cachebreak server: events are queued (bounded)
 // and POSTed to /v1/events in batches, gzipped where the runtime can;
 // 429 and 503 are retried with backoff, honouring Retry-After. It never
-// throws into the harness: every failure is counted and reported to onError.
+// throws into the harness, not even on bad options: every failure is counted
+// and reported to onError. It never holds the harness's process: its timers
+// do not keep Node running, and shutdown (or the flush when the event loop
+// empties) gives up after shutdownTimeoutMs.
 import { toWireEvent, type WireEvent } from '../core/wire.js';
 import type { CacheEvent } from '../core/types.js';
 
@@ -23,8 +26,14 @@ export interface ClientOptions {
   /** The first backoff; each retry doubles it, up to maxBackoffMs, unless Retry-After says otherwise. Default 500 ms. */
   backoffMs?: number;
   maxBackoffMs?: number;
-  /** One request's time limit. Default 10,000 ms. */
+  /** One request's time limit, the answer's body included. Default 10,000 ms. */
   timeoutMs?: number;
+  /**
+   * How long shutdown(), and the flush when Node's event loop empties, keep
+   * trying; then the request under way is abandoned and what is unsent is
+   * dropped, counted and reported (kind `shutdown_timeout`). Default 5,000 ms.
+   */
+  shutdownTimeoutMs?: number;
   /** Gzip the body (Content-Encoding: gzip) where CompressionStream exists. Default true. */
   gzip?: boolean;
   /** The fetch to use. Default the global one. */
@@ -36,7 +45,7 @@ export interface ClientOptions {
 }
 
 export interface ClientFailure {
-  kind: 'queue_full' | 'rejected_events' | 'refused' | 'gave_up' | 'invalid_event';
+  kind: 'queue_full' | 'rejected_events' | 'refused' | 'gave_up' | 'invalid_event' | 'invalid_options' | 'shutdown_timeout';
   message: string;
   /** Events concerned. */
   events: number;
@@ -63,12 +72,77 @@ export interface ClientStats {
 
 /** The server's answer to POST /v1/events (SPEC §2). */
 interface Answer {
-  accepted?: number;
+  accepted: number;
   duplicates?: number;
   rejected?: { index: number; error: string }[];
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+type Settings = Required<Omit<ClientOptions, 'apiKey' | 'fetch' | 'onError' | 'url'>>;
+
+const DEFAULTS: Settings = {
+  maxQueue: 10_000,
+  batchSize: 500,
+  flushIntervalMs: 1_000,
+  maxRetries: 5,
+  backoffMs: 500,
+  maxBackoffMs: 30_000,
+  timeoutMs: 10_000,
+  shutdownTimeoutMs: 5_000,
+  gzip: true,
+  flushOnExit: true,
+};
+
+/** The least each numeric option may be. */
+const MINIMUM: Partial<Record<keyof Settings, number>> = {
+  maxQueue: 0,
+  batchSize: 1,
+  flushIntervalMs: 0,
+  maxRetries: 0,
+  backoffMs: 0,
+  maxBackoffMs: 0,
+  timeoutMs: 1,
+  shutdownTimeoutMs: 0,
+};
+
+/** The endpoint and settings of `config`, or what is wrong with it. */
+function settle(config: ClientOptions | undefined): { endpoint: string; settings: Settings } | { problem: string } {
+  if (typeof config !== 'object' || config === null) return { problem: 'the options must be an object with at least `url`' };
+  let endpoint: URL;
+  try {
+    endpoint = new URL('/v1/events', config.url);
+  } catch {
+    return { problem: `url ${JSON.stringify(String(config.url)).slice(0, 200)} is not a URL: give the server's base URL, e.g. "http://127.0.0.1:4318"` };
+  }
+  if (endpoint.protocol !== 'http:' && endpoint.protocol !== 'https:') return { problem: `url must be http: or https:, not ${endpoint.protocol}` };
+  const settings = { ...DEFAULTS };
+  for (const [name, least] of Object.entries(MINIMUM) as [keyof Settings, number][]) {
+    const value = config[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < least) return { problem: `${name} must be a number of at least ${least}, not ${String(value).slice(0, 50)}` };
+    (settings[name] as number) = value;
+  }
+  for (const name of ['gzip', 'flushOnExit'] as const) {
+    if (config[name] !== undefined && typeof config[name] !== 'boolean') return { problem: `${name} must be true or false` };
+    settings[name] = config[name] ?? DEFAULTS[name];
+  }
+  if (config.fetch !== undefined && typeof config.fetch !== 'function') return { problem: 'fetch must be a function' };
+  settings.gzip &&= typeof CompressionStream === 'function';
+  return { endpoint: endpoint.toString(), settings };
+}
+
+/** A timer that does not keep Node running, cut short by `signal`. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = unref(setTimeout(done, ms));
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 /** Retry-After in ms: seconds, or an HTTP date; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
@@ -92,31 +166,33 @@ type Outcome = { done: true } | { done: false; waitMs: number | undefined; why: 
  */
 export class CachebreakClient {
   private readonly endpoint: string;
-  private readonly options: Required<Omit<ClientOptions, 'apiKey' | 'fetch' | 'onError' | 'url'>>;
+  private readonly options: Settings;
+  /** What is wrong with the options given, when something is: every event is then dropped. */
+  private readonly invalid: string | undefined;
   private readonly queue: WireEvent[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private sending: Promise<void> | undefined;
+  /** Aborted when a shutdown deadline passes: the request under way and the backoff end, and what is unsent is dropped. */
+  private cutoff = new AbortController();
   private stopped = false;
   private readonly exitHook: (() => void) | undefined;
   /** What it sent, and what it could not. */
   readonly stats: ClientStats = { queued: 0, sent: 0, accepted: 0, duplicates: 0, rejected: 0, dropped: 0, retries: 0, requests: 0, failures: 0 };
 
   constructor(private readonly config: ClientOptions) {
-    this.endpoint = new URL('/v1/events', config.url).toString();
-    this.options = {
-      maxQueue: config.maxQueue ?? 10_000,
-      batchSize: Math.max(1, config.batchSize ?? 500),
-      flushIntervalMs: config.flushIntervalMs ?? 1_000,
-      maxRetries: config.maxRetries ?? 5,
-      backoffMs: config.backoffMs ?? 500,
-      maxBackoffMs: config.maxBackoffMs ?? 30_000,
-      timeoutMs: config.timeoutMs ?? 10_000,
-      gzip: (config.gzip ?? true) && typeof CompressionStream === 'function',
-      flushOnExit: config.flushOnExit ?? true,
-    };
+    const settled = settle(config);
+    if ('problem' in settled) {
+      this.endpoint = '';
+      this.options = DEFAULTS;
+      this.invalid = settled.problem;
+      this.fail({ kind: 'invalid_options', message: `cachebreak client: ${settled.problem}; every event will be dropped`, events: 0 });
+      return;
+    }
+    this.endpoint = settled.endpoint;
+    this.options = settled.settings;
     const node = (globalThis as { process?: { once?: (event: string, fn: () => void) => void; off?: (event: string, fn: () => void) => void } }).process;
     if (this.options.flushOnExit && typeof node?.once === 'function') {
-      this.exitHook = () => void this.flush();
+      this.exitHook = () => void this.flushWithin(this.options.shutdownTimeoutMs);
       node.once('beforeExit', this.exitHook);
     }
   }
@@ -124,6 +200,11 @@ export class CachebreakClient {
   /** Queues an event (a domain event or one already in SPEC §2 form); never throws. */
   send(event: CacheEvent | WireEvent): void {
     try {
+      if (this.invalid !== undefined) {
+        this.stats.dropped++;
+        this.fail({ kind: 'invalid_options', message: `the event was dropped: ${this.invalid}`, events: 1 });
+        return;
+      }
       if (this.stopped || this.queue.length >= this.options.maxQueue) {
         this.fail({ kind: 'queue_full', message: this.stopped ? 'the client was shut down' : `the queue holds ${this.options.maxQueue} events (maxQueue)`, events: 1 });
         this.stats.dropped++;
@@ -139,26 +220,49 @@ export class CachebreakClient {
     }
   }
 
-  /** Sends everything queued; resolves when done or given up. Never rejects. */
+  /**
+   * Sends everything queued; resolves when done or given up (retries and
+   * timeoutMs bound it, not shutdownTimeoutMs). Never rejects.
+   */
   async flush(): Promise<void> {
+    // The backoff's timers do not keep Node running; a caller awaiting the flush does.
+    const hold = setInterval(() => undefined, 60_000);
     try {
-      do {
+      while (this.queue.length > 0 || this.sending !== undefined) {
         this.kick();
         await this.sending;
-      } while (this.queue.length > 0);
+      }
     } catch {
       // Counted where it happened.
+    } finally {
+      clearInterval(hold);
     }
   }
 
-  /** Flushes, then takes no more events. Never rejects. */
+  /**
+   * Flushes for at most shutdownTimeoutMs (what is unsent then is dropped,
+   * counted and reported), then takes no more events. Never rejects.
+   */
   async shutdown(): Promise<void> {
-    await this.flush();
+    await this.flushWithin(this.options.shutdownTimeoutMs);
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     const node = (globalThis as { process?: { off?: (event: string, fn: () => void) => void } }).process;
     if (this.exitHook) node?.off?.('beforeExit', this.exitHook);
+  }
+
+  /** Flushes; after `ms`, abandons the request under way and drops what is unsent. */
+  private async flushWithin(ms: number): Promise<void> {
+    const cutoff = this.cutoff;
+    const deadline = setTimeout(() => cutoff.abort(), ms);
+    try {
+      await this.flush();
+    } finally {
+      clearTimeout(deadline);
+      // A later flush starts with a deadline of its own.
+      if (cutoff.signal.aborted && this.cutoff === cutoff) this.cutoff = new AbortController();
+    }
   }
 
   private kick(): void {
@@ -180,9 +284,20 @@ export class CachebreakClient {
   /** One batch, retried while retrying can help. */
   private async deliver(batch: WireEvent[]): Promise<void> {
     let backoff = this.options.backoffMs;
+    let last = 'none';
     for (let attempt = 0; ; attempt++) {
+      if (this.cutoff.signal.aborted) {
+        // The deadline passed: this batch and the rest of the queue are dropped, reported once.
+        const unsent = batch.length + this.queue.splice(0).length;
+        this.stats.queued = 0;
+        this.stats.dropped += unsent;
+        this.fail({ kind: 'shutdown_timeout', message: `${unsent} event(s) unsent when the shutdown deadline passed (shutdownTimeoutMs ${this.options.shutdownTimeoutMs}); last attempt: ${last}`, events: unsent });
+        return;
+      }
       const outcome = await this.post(batch);
       if (outcome.done) return;
+      last = outcome.why;
+      if (this.cutoff.signal.aborted) continue;
       if (outcome.waitMs === undefined || attempt >= this.options.maxRetries) {
         this.stats.dropped += batch.length;
         const kind = outcome.waitMs === undefined ? 'refused' : 'gave_up';
@@ -191,7 +306,7 @@ export class CachebreakClient {
         return;
       }
       this.stats.retries++;
-      await sleep(Math.min(this.options.maxBackoffMs, Math.max(outcome.waitMs, backoff)));
+      await sleep(Math.min(this.options.maxBackoffMs, Math.max(outcome.waitMs, backoff)), this.cutoff.signal);
       backoff = Math.min(this.options.maxBackoffMs, backoff * 2);
     }
   }
@@ -201,36 +316,47 @@ export class CachebreakClient {
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (this.config.apiKey !== undefined) headers.authorization = `Bearer ${this.config.apiKey}`;
     let response: Response;
+    let answer: string;
     this.stats.requests++;
+    // One request's time limit, its answer's body included; a shutdown deadline cuts it short.
+    const abort = new AbortController();
+    const timer = unref(setTimeout(() => abort.abort(new Error(`no answer within ${this.options.timeoutMs} ms (timeoutMs)`)), this.options.timeoutMs));
+    const cutoff = this.cutoff.signal;
+    const cut = () => abort.abort(new Error('the shutdown deadline passed'));
+    cutoff.addEventListener('abort', cut, { once: true });
     try {
       let body: string | Uint8Array = text;
       if (this.options.gzip) {
         body = await gzipped(text);
         headers['content-encoding'] = 'gzip';
       }
-      response = await (this.config.fetch ?? fetch)(this.endpoint, { method: 'POST', headers, body: body as RequestInit['body'], signal: AbortSignal.timeout(this.options.timeoutMs) });
+      response = await (this.config.fetch ?? fetch)(this.endpoint, { method: 'POST', headers, body: body as RequestInit['body'], signal: abort.signal });
+      answer = await response.text().catch(() => '');
     } catch (error) {
-      return { done: false, waitMs: 0, why: `POST ${this.endpoint} failed: ${(error as Error).message}` };
+      const reason = abort.signal.aborted ? (abort.signal.reason as Error) : (error as Error);
+      return { done: false, waitMs: 0, why: `POST ${this.endpoint} failed: ${reason.message}` };
+    } finally {
+      clearTimeout(timer);
+      cutoff.removeEventListener('abort', cut);
     }
-    const answer = await response.text().catch(() => '');
     if (response.status === 429 || response.status >= 500) {
       const waitMs = retryAfterMs(response.headers.get('retry-after')) ?? 0;
       return { done: false, waitMs, why: `the server answered ${response.status}: ${answer.slice(0, 200)}`, status: response.status };
     }
     if (!response.ok) return { done: false, waitMs: undefined, why: `the server refused the batch (${response.status}): ${answer.slice(0, 200)}`, status: response.status };
-    this.count(batch, answer);
+    const read = readAnswer(answer);
+    if (read === undefined) {
+      // A 2xx that is not cachebreak's answer (an HTML page, a proxy's login): nothing says the events were stored.
+      const type = response.headers.get('content-type') ?? '(none)';
+      return { done: false, waitMs: undefined, why: `the answer (${response.status}, ${type.slice(0, 80)}) is not cachebreak's: is ${this.endpoint} a cachebreak server? ${answer.slice(0, 200)}`, status: response.status };
+    }
+    this.count(batch, read);
     return { done: true };
   }
 
-  private count(batch: WireEvent[], text: string): void {
-    let answer: Answer = {};
-    try {
-      answer = JSON.parse(text) as Answer;
-    } catch {
-      // A 2xx without the contract's body: the events were taken.
-    }
+  private count(batch: WireEvent[], answer: Answer): void {
     this.stats.sent += batch.length;
-    this.stats.accepted += answer.accepted ?? 0;
+    this.stats.accepted += answer.accepted;
     this.stats.duplicates += answer.duplicates ?? 0;
     const rejected = answer.rejected ?? [];
     this.stats.rejected += rejected.length;
@@ -247,6 +373,17 @@ export class CachebreakClient {
     } catch {
       // The harness's own handler failing must not reach the harness either.
     }
+  }
+}
+
+/** The body of POST /v1/events' answer, when it is one. */
+function readAnswer(text: string): Answer | undefined {
+  try {
+    const answer = JSON.parse(text) as Partial<Answer> | null;
+    if (typeof answer !== 'object' || answer === null || typeof answer.accepted !== 'number') return undefined;
+    return { accepted: answer.accepted, duplicates: typeof answer.duplicates === 'number' ? answer.duplicates : 0, rejected: Array.isArray(answer.rejected) ? answer.rejected : [] };
+  } catch {
+    return undefined;
   }
 }
 

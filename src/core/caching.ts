@@ -138,6 +138,19 @@ export function cachingMode(usage: Usage, provider: string | undefined): Caching
   return known !== undefined && EXPLICIT_PROVIDERS.has(known) ? 'explicit' : 'automatic';
 }
 
+/** Claude models cache only what is marked, whoever serves them. */
+const CLAUDE_MODEL = /^claude-/;
+
+/**
+ * How a break's missed tokens were paid (SPEC §4.10): as detection judges the
+ * usage, except that a Claude model's prompt is written, not cached
+ * automatically, even through a gateway (OpenRouter) that reports no write.
+ */
+export function pricingMode(usage: Usage, provider: string | undefined, model: string | undefined): CachingMode {
+  const mode = cachingMode(usage, provider);
+  return mode === 'automatic' && model !== undefined && CLAUDE_MODEL.test(modelFamily(model)) ? 'explicit' : mode;
+}
+
 export function automaticCaching(provider: string | undefined): AutomaticCaching {
   const known = provider === undefined ? undefined : resolveProvider(provider);
   if (known === undefined || EXPLICIT_PROVIDERS.has(known)) return AUTOMATIC_CACHING.other;

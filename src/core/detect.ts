@@ -2,7 +2,7 @@
 // (the earlier turn whose cache entry it could read), and the break record of
 // a miss.
 import { attribute } from './attribution.js';
-import { breakpointsOf, cachingMode, minCacheable, type CachingMode } from './caching.js';
+import { breakpointsOf, cachingMode, minCacheable, pricingMode, type CachingMode } from './caching.js';
 import { MAX_FLIGHT_MS, type Seen } from './history.js';
 import type { DetectionOptions } from './options.js';
 import { extraCostUsd } from './prices.js';
@@ -59,7 +59,7 @@ export function judge(turn: MeasuredTurn, baseline: Seen | undefined, afterCompa
     const missed = expected - usage.read;
     if (missed >= options.minMissTokens && usage.read < options.missRatio * expected) {
       if (turn.expectMiss !== undefined || afterCompaction) return PLAIN.expected;
-      return { state: 'miss', break: describe(baseline, turn, mode, expected, options) };
+      return { state: 'miss', break: describe(baseline, turn, expected, options) };
     }
   }
   if (usage.read > 0) return PLAIN.hit;
@@ -74,7 +74,7 @@ function fullyDescribed(a: Turn, b: Turn): boolean {
   return described(a.prefix) && described(b.prefix);
 }
 
-function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: number, options: DetectionOptions): BreakRecord {
+function describe(seen: Seen, turn: MeasuredTurn, expected: number, options: DetectionOptions): BreakRecord {
   const baseline = seen.turn as MeasuredTurn;
   const missed = expected - turn.usage.read;
   const baselineMode = modeOf(baseline);
@@ -130,6 +130,6 @@ function describe(seen: Seen, turn: MeasuredTurn, mode: CachingMode, expected: n
     changedParams: found.changedParams,
     changesAfterCachedPrefix: found.after,
     providerDiagnosis: turn.diagnostics ?? null,
-    estimatedExtraCostUsd: price ? extraCostUsd(price, missed, mode, turn.usage) : null,
+    estimatedExtraCostUsd: price ? extraCostUsd(price, missed, pricingMode(turn.usage, turn.provider, turn.model), turn.usage) : null,
   };
 }

@@ -20,16 +20,21 @@ export const NO_PRICES: PriceLookup = () => undefined;
 
 /**
  * What the missed tokens cost beyond a cache read. Explicit caching wrote them
- * again: at the 1h price for the part the turn wrote at 1h, the rest at 5m.
- * Automatic caching paid them as plain input.
+ * again, but only as many as the turn wrote: the part written at 1h at the 1h
+ * price, the rest of its writes at 5m, and whatever it did not write (caching
+ * turned off, or a prefix too short to cache) as plain input; when the usage
+ * does not report writes, all of them at 5m. Automatic caching paid them as
+ * plain input.
  */
-export function extraCostUsd(price: ModelPrice, missed: number, mode: CachingMode, written: { write1h: number }): number {
+export function extraCostUsd(price: ModelPrice, missed: number, mode: CachingMode, written: { write: number; write1h: number; writeReported?: boolean }): number {
   let microUsd: number;
   if (mode === 'automatic') {
     microUsd = missed * (price.input - price.cacheRead);
   } else {
     const at1h = Math.min(missed, written.write1h);
-    microUsd = at1h * (price.cacheWrite1h - price.cacheRead) + (missed - at1h) * (price.cacheWrite - price.cacheRead);
+    const at5m = written.writeReported !== false ? Math.min(missed - at1h, Math.max(0, written.write - written.write1h)) : missed - at1h;
+    const asInput = missed - at1h - at5m;
+    microUsd = at1h * (price.cacheWrite1h - price.cacheRead) + at5m * (price.cacheWrite - price.cacheRead) + asInput * (price.input - price.cacheRead);
   }
   // Micro-dollars: the unit aggregates sum exactly.
   return Math.round(microUsd) / 1_000_000;

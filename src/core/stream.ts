@@ -12,7 +12,7 @@ import type { CacheEvent, Evaluation, Turn } from './types.js';
 export { compareTurns } from './history.js';
 
 /** The version of SPEC §4's rules this core implements: data evaluated under another is evaluated again. */
-export const RULES_VERSION = 3;
+export const RULES_VERSION = 4;
 
 /** The stream a harness's compaction requests go to (SPEC §4.9). */
 export const COMPACT_AGENT = 'compact';

@@ -23,10 +23,10 @@ export const USAGE_FIELDS: Readonly<Record<UsageShape, { providers: string; tota
   bedrock: { providers: 'Bedrock', total: '`inputTokens`', includesCache: false, read: '`cacheReadInputTokens`', write: '`cacheWriteInputTokens` (1h share: `cacheDetails`)' },
   chat: {
     providers: 'OpenAI chat, OpenRouter, xAI, DashScope',
-    total: '`prompt_tokens`',
+    total: '`prompt_tokens` (LiteLLM: without the cache when below read + write)',
     includesCache: true,
     read: '`prompt_tokens_details.cached_tokens`',
-    write: '`prompt_tokens_details.cache_write_tokens` or `prompt_tokens_details.cache_creation_input_tokens`, or a top-level `cache_creation_input_tokens` (LiteLLM)',
+    write: '`prompt_tokens_details.cache_write_tokens`, `.cache_creation_input_tokens` or `.cache_creation_tokens` (LiteLLM), or a top-level `cache_creation_input_tokens` (LiteLLM)',
   },
   responses: { providers: 'OpenAI Responses', total: '`input_tokens`', includesCache: true, read: '`input_tokens_details.cached_tokens`', write: '`input_tokens_details.cache_write_tokens`' },
   gemini: { providers: 'Gemini, Vertex AI', total: '`promptTokenCount`', includesCache: true, read: '`cachedContentTokenCount` (absent: 0, as Gemini omits zero fields)', write: null },
@@ -307,14 +307,20 @@ function bedrock(fields: Fields): Usage {
 // LiteLLM puts Anthropic's write count at the top level, beside an inclusive
 // prompt_tokens: a write field, so explicit caching. A DashScope explicit-cache
 // hit names its cache_type and omits the write it did not make.
+//
+// LiteLLM's Anthropic shapes give Anthropic's `input_tokens` as prompt_tokens,
+// without the cache (the write at the top level, or as
+// `prompt_tokens_details.cache_creation_tokens`): with those fields, a total
+// below what was read and written cannot include them, and is the uncached
+// part. Elsewhere such a total is a bug, clamped.
 function inclusive(fields: Fields, total: string, details: string, output: string): Usage {
   const read = fields.opt(details, 'cached_tokens') ?? fields.opt('cache_read_input_tokens');
-  const write =
-    fields.opt(details, 'cache_write_tokens') ??
-    fields.opt(details, 'cache_creation_input_tokens') ??
-    fields.opt('cache_creation_input_tokens');
+  const liteLlmWrite = fields.opt(details, 'cache_creation_tokens') ?? fields.opt('cache_creation_input_tokens');
+  const write = fields.opt(details, 'cache_write_tokens') ?? fields.opt(details, 'cache_creation_input_tokens') ?? liteLlmWrite;
+  const count = fields.req(total);
+  const withoutCache = (liteLlmWrite !== undefined || fields.has('cache_read_input_tokens')) && count < (read ?? 0) + (write ?? 0);
   return build({
-    uncached: rest(fields.req(total), read, write),
+    uncached: withoutCache ? count : rest(count, read, write),
     read,
     write,
     output: fields.opt(output),

@@ -1,15 +1,22 @@
 // The detector in a harness's own process: the events of its requests, or
 // each completed request, in; each turn's state and, on a miss, its break
 // record (SPEC §6) out. It runs the server's rules (core/stream.ts) on the
-// turns it keeps in memory, per stream, and keeps a bounded number of them:
+// turns it keeps in memory, per stream, within a memory budget in bytes:
 // what the server would decide for the same events, without a server.
 import { cloneHistory, emptyHistory, fold, type History } from '../core/history.js';
 import { mergeEvent, toTurn, type TurnParts } from '../core/join.js';
 import { DEFAULT_DETECTION, type DetectionOptions } from '../core/options.js';
 import { COMPACT_AGENT, compareTurns, evaluateOrdered, MAIN_AGENT } from '../core/stream.js';
 import type { BreakRecord, CacheEvent, EpochMs, Evaluation, SnapshotContent, Turn, Usage } from '../core/types.js';
+import { detachMessages, shareMessages } from './messages.js';
 
 export interface DetectorOptions extends Partial<DetectionOptions> {
+  /**
+   * Memory kept, in estimated bytes (stats.bytes): beyond it the least
+   * recently active sessions are forgotten, then the oldest turns of the
+   * active one folded. Default 256 MiB.
+   */
+  maxBytes?: number;
   /** Sessions kept; the least recently active is forgotten first. Default 1,000. */
   maxSessions?: number;
   /** Turns kept per stream; older ones are folded into what later turns compare with. Default 1,000. */
@@ -47,9 +54,11 @@ export interface CompletedRequest {
 
 /** What the detector has dropped to stay within its bounds. */
 export interface DetectorStats {
-  /** Sessions forgotten, least recently active first. */
+  /** Estimated bytes of the turns kept, held within maxBytes. */
+  bytes: number;
+  /** Sessions forgotten, least recently active first, beyond maxSessions or maxBytes. */
   sessionsEvicted: number;
-  /** Turns folded away from a stream that held maxTurnsPerStream. */
+  /** Turns folded away from a stream that held maxTurnsPerStream, or beyond maxBytes. */
   turnsFolded: number;
   /** Events for a turn older than every turn still kept of its stream: not judged. */
   tooLate: number;
@@ -78,6 +87,18 @@ function withoutTiers({ writerTiers: _, ...evaluation }: Evaluation & { writerTi
 }
 
 const sameEvaluation = (a: Evaluation | undefined, b: Evaluation) => a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+
+/** Estimated bytes of a kept turn beside its messages: its objects, parts, place and evaluation. */
+function turnBytes(turn: Turn): number {
+  const prefix = turn.prefix;
+  let bytes = 2_048 + 2 * turn.requestId.length;
+  for (const tool of prefix?.tools ?? []) bytes += 96 + tool.name.length + (tool.schemaHash?.length ?? 0);
+  for (const hash of prefix?.systemBlockHashes ?? []) bytes += 24 + hash.length;
+  for (const marker of prefix?.markers ?? []) bytes += 24 + marker.length;
+  bytes += 64 * Object.keys(prefix?.params ?? {}).length;
+  if (turn.diagnostics !== undefined) bytes += JSON.stringify(turn.diagnostics)?.length ?? 0;
+  return bytes;
+}
 
 /** The SPEC §2 event of a completed request: a turn, or a usage when it has no snapshot. */
 export function completedEvent(request: CompletedRequest): CacheEvent {
@@ -116,6 +137,7 @@ export function completedEvent(request: CompletedRequest): CacheEvent {
  */
 export class Detector {
   private readonly options: DetectionOptions;
+  private readonly maxBytes: number;
   private readonly maxSessions: number;
   private readonly maxTurns: number;
   private readonly maxWaiting: number;
@@ -126,14 +148,17 @@ export class Detector {
   private readonly parts = new Map<string, TurnParts>();
   /** Where each kept turn is: its session and agent. */
   private readonly placed = new Map<string, { sessionId: string; agentId: string }>();
+  /** Estimated bytes of each kept turn, its messages included. */
+  private readonly bytes = new Map<string, number>();
   /** Request ids of parts that name no session yet, oldest first. */
   private readonly waiting = new Set<string>();
-  /** What it dropped to stay within its bounds. */
-  readonly stats: DetectorStats = { sessionsEvicted: 0, turnsFolded: 0, tooLate: 0, waitingDropped: 0 };
+  /** Its size, and what it dropped to stay within its bounds. */
+  readonly stats: DetectorStats = { bytes: 0, sessionsEvicted: 0, turnsFolded: 0, tooLate: 0, waitingDropped: 0 };
 
   constructor(options: DetectorOptions = {}) {
-    const { maxSessions, maxTurnsPerStream, maxWaiting, onBreak, ...detection } = options;
+    const { maxBytes, maxSessions, maxTurnsPerStream, maxWaiting, onBreak, ...detection } = options;
     this.options = { ...DEFAULT_DETECTION, ...detection };
+    this.maxBytes = maxBytes ?? 256 * 1024 * 1024;
     this.maxSessions = maxSessions ?? 1_000;
     this.maxTurns = Math.max(1, maxTurnsPerStream ?? 1_000);
     this.maxWaiting = maxWaiting ?? 1_000;
@@ -197,7 +222,11 @@ export class Detector {
     if (turn.agentId === COMPACT_AGENT && main?.turns.length && compareTurns(turn, main.turns.at(-1)!) < 0) {
       changed.push(...this.reevaluate(session, MAIN_AGENT, main));
     }
-    this.fold(stream);
+    // Its messages as what they share with the stream's latest turn before it, then the rest.
+    const shared = turn.prefix ? shareMessages(turn.prefix, last?.prefix) : 0;
+    this.account(turn.requestId, turnBytes(turn) + shared);
+    this.fold(stream, this.maxTurns);
+    this.withinBytes(stream);
     return changed;
   }
 
@@ -240,20 +269,49 @@ export class Detector {
     return evaluation;
   }
 
-  /** Keeps a stream within maxTurnsPerStream: its oldest turns go into its base. */
-  private fold(stream: StreamState): void {
-    while (stream.turns.length > this.maxTurns) {
+  /** Keeps a stream within `keep` turns: its oldest turns go into its base. */
+  private fold(stream: StreamState, keep: number): void {
+    while (stream.turns.length > keep) {
       const oldest = stream.turns.shift()!;
       fold(stream.base, oldest);
       stream.evaluations.delete(oldest.requestId);
       this.forget(oldest.requestId);
       this.stats.turnsFolded++;
+      // The kept turns whose messages leaned on it hold theirs whole.
+      for (const kept of stream.turns) {
+        const messages = kept.prefix && oldest.prefix && detachMessages(kept.prefix, oldest.prefix);
+        if (messages !== undefined) this.account(kept.requestId, turnBytes(kept) + messages);
+      }
     }
+  }
+
+  /** Keeps the estimated bytes within maxBytes: the least recently active sessions go, then the oldest turns of `active`. */
+  private withinBytes(active: StreamState): void {
+    while (this.stats.bytes > this.maxBytes && this.sessions.size > 1) this.evict();
+    if (this.stats.bytes > this.maxBytes && active.turns.length > 1) {
+      let keep = active.turns.length;
+      while (this.stats.bytes > this.maxBytes && keep > 1) this.fold(active, --keep);
+    }
+  }
+
+  private account(requestId: string, bytes: number): void {
+    this.stats.bytes += bytes - (this.bytes.get(requestId) ?? 0);
+    this.bytes.set(requestId, bytes);
   }
 
   private forget(requestId: string): void {
     this.parts.delete(requestId);
     this.placed.delete(requestId);
+    this.stats.bytes -= this.bytes.get(requestId) ?? 0;
+    this.bytes.delete(requestId);
+  }
+
+  /** Forgets the least recently active session. */
+  private evict(): void {
+    const [oldestId, oldest] = this.sessions.entries().next().value!;
+    this.sessions.delete(oldestId);
+    for (const stream of oldest.streams.values()) for (const turn of stream.turns) this.forget(turn.requestId);
+    this.stats.sessionsEvicted++;
   }
 
   private wait(requestId: string, parts: TurnParts): void {
@@ -274,12 +332,7 @@ export class Detector {
     if (session) this.sessions.delete(sessionId);
     else session = { streams: new Map() };
     this.sessions.set(sessionId, session);
-    while (this.sessions.size > this.maxSessions) {
-      const [oldestId, oldest] = this.sessions.entries().next().value!;
-      this.sessions.delete(oldestId);
-      for (const stream of oldest.streams.values()) for (const turn of stream.turns) this.forget(turn.requestId);
-      this.stats.sessionsEvicted++;
-    }
+    while (this.sessions.size > this.maxSessions) this.evict();
     return session;
   }
 }

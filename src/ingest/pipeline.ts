@@ -5,7 +5,20 @@
 // subscribers; everything is counted.
 import type { CacheEvent } from '../core/types.js';
 import { CachebreakError } from '../errors.js';
-import type { BatchCounts, EventRejection, ExternalBreak, IngestBatch, ProjectBreak, Store, TailCheckpoint, TokenPoint, WriteResult } from '../store/store.js';
+import type {
+  BatchCounts,
+  EventRejection,
+  ExternalBreak,
+  IngestBatch,
+  Pairing,
+  ProjectBreak,
+  Store,
+  TailCheckpoint,
+  TokenPoint,
+  WaitBounds,
+  WaitingHalf,
+  WriteResult,
+} from '../store/store.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import { TOKEN_KINDS, type Counters } from '../telemetry/counters.js';
 import type { Logger } from '../telemetry/logfmt.js';
@@ -52,6 +65,7 @@ const AHEAD_MS = 86_400_000;
 
 export class Pipeline {
   private readonly subscribers: BreakSubscriber[] = [];
+  private readonly revisionSubscribers: BreakSubscriber[] = [];
   private readonly externalSubscribers: ExternalBreakSubscriber[] = [];
   private readonly queue: Pending[] = [];
   private queuedEvents = 0;
@@ -70,8 +84,26 @@ export class Pipeline {
     this.subscribers.push(subscriber);
   }
 
+  /** Breaks reported before that late events judged again, with their new record. */
+  subscribeRevisions(subscriber: BreakSubscriber): void {
+    this.revisionSubscribers.push(subscriber);
+  }
+
   subscribeExternal(subscriber: ExternalBreakSubscriber): void {
     this.externalSubscribers.push(subscriber);
+  }
+
+  /**
+   * Pairs a half of an OTLP join through the store (Store.pairHalf), or puts
+   * a taken one back; rejects with a 503 CachebreakError, as a write does,
+   * when the store cannot serve.
+   */
+  async pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds, putBack = false): Promise<Pairing> {
+    try {
+      return await (putBack ? this.store.putBackHalf(project, half, bounds) : this.store.pairHalf(project, half, bounds));
+    } catch (error) {
+      throw this.storeError(error);
+    }
   }
 
   /** Counts events a receiver could not decode; they never reach the store. */
@@ -337,8 +369,9 @@ export class Pipeline {
       for (const subscriber of this.externalSubscribers) subscriber(entry);
     }
     // A late event (a snapshot after its usage) can refine a break already reported.
-    for (const { project, record } of result.revisedBreaks) {
-      this.log.info('prompt_cache_break_revised', { project, ...breakFields(record) });
+    for (const entry of result.revisedBreaks) {
+      this.log.info('prompt_cache_break_revised', { project: entry.project, ...breakFields(entry.record) });
+      for (const subscriber of this.revisionSubscribers) subscriber(entry);
     }
   }
 }

@@ -58,8 +58,8 @@ function codeOf(error: unknown): string {
 }
 
 /**
- * The failures that mean "this process may not write here", with what to do;
- * undefined for any other (a file that is not a database keeps SQLite's error).
+ * The failures that mean "this process may not use this file", with what to
+ * do; undefined for any other.
  */
 function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   const code = codeOf(error);
@@ -80,6 +80,14 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
       error,
     );
   }
+  if (code === 'SQLITE_NOTADB') {
+    return new DatabaseUnusable(
+      `${path} is not a SQLite database (${reason}), so cachebreak will not use it nor write over it. ` +
+        `Point --db at a cachebreak database, or at a file name that does not exist yet to create one`,
+      code,
+      error,
+    );
+  }
   if (code === 'SQLITE_CANTOPEN' || code.startsWith('SQLITE_CANTOPEN_') || code === 'SQLITE_PERM') {
     return new DatabaseUnusable(
       `cannot open or create the database ${path}${user} (${reason}): its directory must exist and be writable by this user, ` +
@@ -90,6 +98,9 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
   }
   return undefined;
 }
+
+/** How long a statement waits for another connection's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
 
 /**
  * Whether this connection can write. A file SQLite had to open read-only still
@@ -111,13 +122,13 @@ function checkWritable(sqlite: Database.Database): void {
   } catch (error) {
     if (codeOf(error) !== 'SQLITE_BUSY') throw error;
   } finally {
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   }
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): OpenedDatabase {
-  // A reader has nothing to advise about writing: it keeps SQLite's error.
-  const explain = (error: unknown) => (options.readonly ? undefined : unusable(path, error)) ?? error;
+  // A reader has nothing to advise about writing: it keeps SQLite's error, unless the file is no database at all.
+  const explain = (error: unknown) => (options.readonly && codeOf(error) !== 'SQLITE_NOTADB' ? undefined : unusable(path, error)) ?? error;
   // better-sqlite3 says only "the directory does not exist", as a TypeError with no code.
   const folder = dirname(path);
   if (path !== ':memory:' && !existsSync(folder)) {
@@ -142,7 +153,7 @@ function prepare(sqlite: Database.Database, options: OpenOptions): OpenedDatabas
   // in the WAL before the response is sent, so a killed process loses nothing.
   if (!options.readonly) sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${options.synchronous ?? 'normal'}`);
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // The dedupe and stream indexes are written at random places: keep their pages in memory (64 MiB;
   // a reader, which reads rollups and single sessions, needs far less), and checkpoint every ~40 MiB
   // of WAL rather than every 4 MiB (each checkpoint syncs the file); with a background checkpointer,

@@ -425,3 +425,31 @@ export const meta = sqliteTable('meta', {
   key: text().primaryKey(),
   value: text().notNull(),
 });
+
+/**
+ * One half of an OTLP join waiting for its other half (a Claude Code request
+ * body's hashes for the response body that names its request id): kept in the
+ * database, so that whichever process receives the other half pairs them.
+ * Never content: only what the join needs once hashed (value, JSON).
+ */
+export const waitingHalves = sqliteTable(
+  'waiting_halves',
+  {
+    /** Arrival order: the oldest goes first when the project's halves hold too many bytes. */
+    id: integer().primaryKey(),
+    projectId: integer('project_id').notNull(),
+    /** Both halves of one join share it (session and request_body_id for Claude Code). */
+    key: text().notNull(),
+    /** Which half: the table it waits in, as the eviction count names it. */
+    kind: text().notNull(),
+    value: text().notNull(),
+    /** Its size as --max-waiting-bytes counts it (ingest/otlp/sources/footprint.ts). */
+    bytes: integer().notNull(),
+    expiresMs: integer('expires_ms').notNull(),
+  },
+  (t) => [
+    uniqueIndex('waiting_halves_key').on(t.projectId, t.key, t.kind),
+    index('waiting_halves_age').on(t.projectId, t.id),
+    index('waiting_halves_expiry').on(t.expiresMs),
+  ],
+);

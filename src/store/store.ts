@@ -338,6 +338,36 @@ export interface StreamSums extends RateTokens {
 
 export type StoreErrorKind = 'data' | 'unavailable';
 
+/**
+ * One half of an OTLP join (a Claude Code request body's hashes, or the
+ * request id its response body names), waiting in the store until either half
+ * reaches any process: its other half is the other kind with the same key.
+ */
+export interface WaitingHalf {
+  key: string;
+  /** The table it waits in, as cachebreak_waiting_evicted_total names it. */
+  kind: string;
+  /** JSON of what the join needs: hashes and ids, never content. */
+  value: string;
+  /** What it counts against the project's bound (its estimated size in memory, ingest/otlp/sources/footprint.ts). */
+  bytes: number;
+}
+
+export interface WaitBounds {
+  now: number;
+  /** How long a half waits for its other half. */
+  maxAgeMs: number;
+  /** What the waiting halves of one project may hold together: past it the oldest go. */
+  maxBytes: number;
+}
+
+export interface Pairing {
+  /** The other half, taken (a join uses each half once); undefined when this half waits instead. */
+  other: WaitingHalf | undefined;
+  /** Kinds of the halves dropped to stay within maxBytes: this one, when it alone is larger. */
+  evicted: string[];
+}
+
 export interface Store {
   /** Stores several requests' events at once: all of them are durable when it resolves. */
   write(batches: readonly IngestBatch[]): Promise<WriteResult>;
@@ -397,6 +427,8 @@ export interface Store {
   /** The keys (revoked or not) with this prefix, with their hashes for a constant-time comparison. */
   keysByPrefix(prefix: string): Promise<(ApiKey & { hash: string })[]>;
   listKeys(): Promise<ApiKey[]>;
+  /** Every key (revoked or not) with its hash: what a copy of the keys in memory is refreshed from. */
+  keysWithHashes(): Promise<(ApiKey & { hash: string })[]>;
   /** Revokes by id or by prefix; returns the key, or undefined when none matched. */
   revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined>;
   /** Whether any key that is not revoked exists. */
@@ -418,6 +450,16 @@ export interface Store {
    * detection options, in small transactions; `progress` hears of each step.
    */
   reevaluate(progress?: (done: number, total: number) => void): Promise<ReevaluationResult>;
+  /**
+   * In one step, takes the other half of `half`'s join when it waits, or
+   * else leaves `half` waiting (the same key and kind sent again replaces it);
+   * halves past their age are never paired.
+   */
+  pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing>;
+  /** Leaves a half taken by pairHalf waiting again, without pairing it: the events of its join were not stored. */
+  putBackHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing>;
+  /** Deletes the halves of every project whose age ran out; returns how many. */
+  trimHalves(now: number): Promise<number>;
   /** Cheap check that the database answers; rejects within a few seconds when it does not. */
   ping(): Promise<void>;
   /**

@@ -47,11 +47,11 @@ export const COUNTERS = {
   },
   proxyRequests: {
     name: 'cachebreak_proxy_requests_total',
-    help: 'Requests through the provider proxy, by provider and outcome (forwarded, upstream_unreachable, upstream_reset, client_closed, refused, unknown_path)',
+    help: 'Requests through the provider proxy, by provider and outcome (forwarded, upstream_unreachable, upstream_reset, client_closed, client_stalled, refused, unknown_path, bad_path)',
   },
   proxyObservations: {
     name: 'cachebreak_proxy_observations_total',
-    help: 'Model calls the proxy forwarded, by what was stored (turn, snapshot_only: no usage in the response) or why nothing was (upstream_status, unreadable, store_failed)',
+    help: 'Model calls the proxy forwarded, by what was stored (turn, snapshot_only: no usage in the response) or why nothing was (upstream_status, unreadable, over_budget: the request bodies held reached --inflight-limit, store_failed, queue_full: the database was not keeping up, shutdown: still queued when the server stopped)',
   },
 } as const;
 

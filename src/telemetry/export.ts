@@ -1,6 +1,7 @@
 // Every new break as an OTel log record (event name `prompt_cache_break`,
 // attributes from break-record.ts) to an OTLP endpoint, so that breaks show
-// up beside the rest of a team's telemetry. The logger provider is this
+// up beside the rest of a team's telemetry; a break that late events judged
+// again is sent again, its new record marked `cachebreak.revision = true`. The logger provider is this
 // server's own, not the process-wide one, so that two servers in one process
 // stay apart.
 import { Metadata } from '@grpc/grpc-js';
@@ -12,6 +13,9 @@ import { logs, resources } from '@opentelemetry/sdk-node';
 import type { OtlpTarget } from '../config.js';
 import type { ProjectBreak } from '../store/store.js';
 import { breakAttributes, breakBody, BREAK_EVENT_NAME } from './break-record.js';
+
+/** Set (true) on the record of a break sent again after late events judged it again. */
+export const REVISION_ATTRIBUTE = 'cachebreak.revision';
 
 function exporterFor(target: OtlpTarget): logs.LogRecordExporter {
   switch (target.protocol) {
@@ -30,6 +34,8 @@ function exporterFor(target: OtlpTarget): logs.LogRecordExporter {
 export interface BreakExport {
   /** A subscriber for Pipeline.subscribe. */
   emit(entry: ProjectBreak): void;
+  /** A subscriber for Pipeline.subscribeRevisions. */
+  emitRevision(entry: ProjectBreak): void;
   /** Sends what is queued, then stops. */
   shutdown(): Promise<void>;
 }
@@ -40,17 +46,18 @@ export function startBreakExport(target: OtlpTarget, serviceName: string): Break
     processors: [new logs.BatchLogRecordProcessor({ exporter: exporterFor(target) })],
   });
   const logger = provider.getLogger('cachebreak');
+  const emit = ({ project, record }: ProjectBreak, revision: boolean) =>
+    logger.emit({
+      eventName: BREAK_EVENT_NAME,
+      timestamp: record.ts,
+      severityNumber: SeverityNumber.WARN,
+      severityText: 'WARN',
+      body: breakBody(record),
+      attributes: { ...breakAttributes(project, record), ...(revision ? { [REVISION_ATTRIBUTE]: true } : {}) },
+    });
   return {
-    emit({ project, record }) {
-      logger.emit({
-        eventName: BREAK_EVENT_NAME,
-        timestamp: record.ts,
-        severityNumber: SeverityNumber.WARN,
-        severityText: 'WARN',
-        body: breakBody(record),
-        attributes: breakAttributes(project, record),
-      });
-    },
+    emit: (entry) => emit(entry, false),
+    emitRevision: (entry) => emit(entry, true),
     shutdown: () => provider.shutdown(),
   };
 }

@@ -6,12 +6,16 @@
 // (first event after 10 ms, then an event per ms), the case the aims are set
 // for; and one that answers at once, which measures what the proxy costs per
 // call (forwarding, hashing the request, storing the turn) when nothing hides it.
+// Throughput is measured again while another process holds the database's
+// write lock: a stalled database must cost the calls nothing.
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { percentile, type Row } from './lib.js';
 import { startServerProcess } from './server-process.js';
 
@@ -52,6 +56,24 @@ function answer(): string[] {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Another process holds the database's write lock (BEGIN EXCLUSIVE) until the returned function is called. */
+async function stallDatabase(db: string): Promise<() => Promise<void>> {
+  const holder = spawn(
+    process.execPath,
+    ['-e', `const D=require('better-sqlite3');const d=new D(process.argv[1]);d.exec('BEGIN EXCLUSIVE');console.log('held');process.stdin.resume().on('end',()=>{d.exec('ROLLBACK');d.close()})`, db],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: holder.stdout! }).once('line', () => resolve());
+    holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code})`)));
+  });
+  return async () => {
+    const exited = once(holder, 'exit');
+    holder.stdin!.end();
+    await exited;
+  };
+}
 
 function call(agent: Agent, port: number, path: string, body: string): Promise<number> {
   const started = performance.now();
@@ -117,12 +139,26 @@ async function measure(upstream: Upstream): Promise<Row[]> {
     }
     const directRate = await throughputOf(agent, upstreamPort, '/v1/messages', body);
     const proxiedRate = await throughputOf(agent, proxyPort, '/anthropic/v1/messages', body);
+    const release = await stallDatabase(join(dir, 'proxy.db'));
+    let stalledRate: number;
+    try {
+      stalledRate = await throughputOf(agent, proxyPort, '/anthropic/v1/messages', body);
+    } finally {
+      await release();
+    }
     const added = (p: number) => percentile(proxied, p) - percentile(direct, p);
     const model = upstream.firstEventMs > 0;
     return [
       { figure: `proxy, ${upstream.name}: added latency p50 of a streamed call`, value: added(50), unit: 'ms', baseline: { label: 'direct call p50', value: percentile(direct, 50) }, aim: model ? '—' : '— (cost per call)' },
       { figure: `proxy, ${upstream.name}: added latency p99 of a streamed call`, value: added(99), unit: 'ms', baseline: { label: 'direct call p99', value: percentile(direct, 99) }, aim: model ? '≤ 2 ms' : '—' },
       { figure: `proxy, ${upstream.name}: streamed calls per second, ${CONCURRENCY} in flight`, value: proxiedRate, unit: 'calls/s', baseline: { label: 'direct to the same upstream', value: directRate }, aim: model ? '≥ 0.9× direct' : '—' },
+      {
+        figure: `proxy with the database stalled (another process holds its write lock), ${upstream.name}: streamed calls per second, ${CONCURRENCY} in flight`,
+        value: stalledRate,
+        unit: 'calls/s',
+        baseline: { label: 'direct to the same upstream', value: directRate },
+        aim: model ? '≥ 0.9× direct' : '—',
+      },
     ];
   } finally {
     agent.destroy();

@@ -59,7 +59,7 @@ describe('--prices', () => {
     expect(prices('gpt-4o-mini', 'openai')).toEqual({ input: 0.15, cacheRead: 0.075, cacheWrite: 0.15, cacheWrite1h: 0.15 });
     expect(prices('acme-chat', 'openai')).toBeUndefined();
     // SPEC §4.10 on these prices: 48,900 tokens written at $15 instead of read at $2 per MTok.
-    expect(extraCostUsd(prices('acme-coder-2', 'anthropic')!, 48_900, 'explicit', { write1h: 0 })).toBe(0.6357);
+    expect(extraCostUsd(prices('acme-coder-2', 'anthropic')!, 48_900, 'explicit', { write: 48_900, write1h: 0 })).toBe(0.6357);
   });
 
   it('leaves detection the database alone without a file', () => {

@@ -148,7 +148,7 @@ describe('cachebreak report', () => {
     writeFileSync(file, 'not a database, just text that is long enough to have a header'.repeat(20));
     const { code, stderr } = await cli(['report', '--db', file]);
     expect(code).toBe(1);
-    expect(stderr).toContain(`cachebreak report: cannot read ${file} as a cachebreak database: file is not a database`);
+    expect(stderr).toContain(`cachebreak report: cannot read ${file} as a cachebreak database: ${file} is not a SQLite database (file is not a database)`);
   });
 
   it('rejects a bad time or an empty range as a usage error', async () => {

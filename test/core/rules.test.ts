@@ -159,6 +159,24 @@ describe('§4.3 break criterion with automatic caching', () => {
     expect(evaluated.get('l2')!.break).toMatchObject({ expectedCacheReadTokens: 48_000 });
   });
 
+  it('LiteLLM usage whose prompt_tokens leave the cache out (Anthropic\'s input_tokens) keeps its uncached tokens', () => {
+    // The top-level shape: 120 uncached beside a 48,000 read and a 400 write.
+    expect(normalizeUsage('openai', { prompt_tokens: 120, completion_tokens: 10, cache_read_input_tokens: 48_000, cache_creation_input_tokens: 400 })).toMatchObject({
+      ok: true,
+      usage: { uncached: 120, read: 48_000, write: 400, writeReported: true },
+    });
+    // The details shape (cache_creation_tokens).
+    expect(normalizeUsage('openai', { prompt_tokens: 12, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 2_495, cache_creation_tokens: 300 } })).toMatchObject({
+      ok: true,
+      usage: { uncached: 12, read: 2_495, write: 300, writeReported: true },
+    });
+    // A total that can hold what was read and written includes it, as OpenAI's does.
+    expect(normalizeUsage('openai', { prompt_tokens: 50_000, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 48_000, cache_creation_tokens: 400 } })).toMatchObject({
+      ok: true,
+      usage: { uncached: 1_600, read: 48_000, write: 400 },
+    });
+  });
+
   it('a DashScope explicit-cache hit names its cache_type: explicit caching although no write is reported', () => {
     const result = normalizeUsage('dashscope', { prompt_tokens: 3_032, completion_tokens: 8, prompt_tokens_details: { cached_tokens: 1_013, cache_type: 'ephemeral' } });
     expect(result).toMatchObject({ ok: true, usage: { read: 1_013, write: 0, writeReported: true } });
@@ -234,6 +252,26 @@ describe('§4.4 attribution: only changes inside the cached prefix explain a mis
       turn('r2', { ...after.snapshot, at: MINUTE, usage: usage(0, 49_300) }),
     ]);
     expect(result.get('r2')!.break).toMatchObject({ reason: 'request_params_changed', changedParams: ['thinking'] });
+  });
+
+  it('cache-key fields of a raw Anthropic body — effort, context editing, remote MCP servers — are request_params_changed, not an eviction', () => {
+    const body = loadRequest('claude-code');
+    const variants = [
+      { ...body, output_config: { effort: 'high' } },
+      { ...body, output_config: { effort: 'low' } },
+      { ...body, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] } },
+      { ...body, output_config: { effort: 'low' }, context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] }, mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'docs' }] },
+    ].map((variant) => {
+      const built = buildSnapshot(variant, 'anthropic');
+      if (!built.ok) throw new Error('fixture did not build');
+      return built.snapshot;
+    });
+    const result = evaluate(variants.map((snapshot, i) => turn(`p${i}`, { ...snapshot, at: i * MINUTE, usage: i === 0 ? WARM : usage(0, 49_300) })));
+    expect([1, 2, 3].map((i) => result.get(`p${i}`)!.break)).toMatchObject([
+      { reason: 'request_params_changed', changedParams: ['output_config'], cause: null },
+      { reason: 'request_params_changed', changedParams: ['context_management'], cause: null },
+      { reason: 'request_params_changed', changedParams: ['mcp_servers'], cause: null },
+    ]);
   });
 
   it('breakpoint_lookback_exceeded: the new breakpoint is more than 20 entries past the cached one', () => {

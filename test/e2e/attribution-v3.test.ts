@@ -88,9 +88,17 @@ const EVENTS: WireEvent[] = [
   ...skewed('sk1', 0, 0, 48_000),
   ...skewed('sk2', MINUTE, 48_000, 400),
   ...skewed('sk3', 2 * MINUTE, 0, 49_000, toolRefs(['read_file', 'shell', 'grep', 'web_fetch'])),
+  // Rule 7: caching turned off after a 48,000-token write; the next request writes nothing and pays its prefix as input.
+  claude('off1', 'off', 0, 0, 48_000, { messageHashes: messages('off', 3), cacheControl: { enabled: true, markers: ['messages:2'] } }),
+  claude('off2', 'off', MINUTE, 0, 0, { messageHashes: messages('off', 5), cacheControl: { enabled: false }, usage: anthropicUsage(0, 0, 48_500) }),
+  // Claude through OpenRouter, whose usage reports no write: the missed prefix was written again, not paid as input.
+  openai('or1', 'openrouter', 0, 'anthropic/claude-sonnet-4.5', { prompt_tokens: 48_000, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 0 } }, { provider: 'openrouter' }),
+  openai('or2', 'openrouter', MINUTE, 'anthropic/claude-sonnet-4.5', { prompt_tokens: 48_400, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 0 } }, { provider: 'openrouter' }),
+  // LiteLLM's Anthropic usage: prompt_tokens without the cache, the write at the top level.
+  openai('ll1', 'litellm', 0, 'claude-sonnet-4-5', { prompt_tokens: 120, completion_tokens: 20, cache_read_input_tokens: 48_000, cache_creation_input_tokens: 400 }),
 ];
 
-const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew'];
+const SESSIONS = ['moved', 'moved-late', 'moved-edit', 'retimed', 'blocks', 'gpt56', 'gpt55', 'gemini3', 'gpt4o', 'skew', 'off', 'openrouter', 'litellm'];
 
 describe('attribution v3 against a real server', () => {
   it('names each rule\'s crafted case as the provider decides it, through POST /v1/events', async () => {
@@ -119,6 +127,12 @@ describe('attribution v3 against a real server', () => {
     expect(turns.get('sk2')).toMatchObject({ state: 'hit', previousRequestId: 'sk1', concurrentRequestIds: [] });
     expect(turns.get('sk3')).toMatchObject({ state: 'miss', previousRequestId: 'sk2', concurrentRequestIds: [] });
     expect(b('sk3')).toMatchObject({ reason: 'tools_schema_changed', changedToolNames: ['web_fetch'], gapMs: MINUTE });
+    // Rule 7: the missed 48,000 tokens were paid as input ($3 − $0.30 a MTok), not written again ($3.75 − $0.30: $0.1656).
+    expect(b('off2')).toMatchObject({ reason: 'cache_control_changed', missedCacheReadTokens: 48_000, cacheWriteTokens: 0, estimatedExtraCostUsd: 0.1296 });
+    // 48,000 written again at $3.75 instead of read at $0.30 a MTok (as input at $3: $0.1296).
+    expect(b('or2')).toMatchObject({ missedCacheReadTokens: 48_000, estimatedExtraCostUsd: 0.1656 });
+    // The 120 uncached tokens kept (they were lost: 0).
+    expect(turns.get('ll1')?.usage).toMatchObject({ uncached: 120, read: 48_000, write: 400 });
   });
 
   it('refuses block counts that do not match the message hashes, naming the field, and stores the rest', async () => {
@@ -133,7 +147,8 @@ describe('attribution v3 against a real server', () => {
 });
 
 /** An Anthropic request as Cline or Claude Code sends it: `messages` as built by the test. */
-const body = (messages: unknown[]) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages });
+const body = (messages: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1024, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages, ...extra });
 const text = (t: string, marked = false) => ({ type: 'text', text: t, ...(marked ? { cache_control: { type: 'ephemeral' } } : {}) });
 
 /** A conversation of `n` messages, user first, the last two user messages marked (Cline). */
@@ -154,17 +169,17 @@ function toolStep(calls: number): unknown[] {
 }
 
 describe('attribution v3 through the proxy', () => {
-  it('reads markers and content blocks from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback', async () => {
+  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort is a parameter change', async () => {
     const usage: Record<string, number> = {};
     const upstream = await mockUpstream((request) => anthropicAnswer(request, usage, `req_${upstream.received.length}`));
     try {
       const server = await startServer({ command: 'proxy', args: ['--anthropic-upstream', upstream.url] });
-      const call = async (session: string, messages: unknown[], read: number, write: number) => {
+      const call = async (session: string, messages: unknown[], read: number, write: number, extra: Record<string, unknown> = {}) => {
         Object.assign(usage, { input_tokens: 50, cache_read_input_tokens: read, cache_creation_input_tokens: write });
         const response = await fetch(`${server.proxyUrl}/anthropic/v1/messages`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', 'x-cachebreak-session': session },
-          body: body(messages),
+          body: body(messages, extra),
         });
         expect(response.status).toBe(200);
         await response.arrayBuffer();
@@ -173,14 +188,18 @@ describe('attribution v3 through the proxy', () => {
       await call('cline', clineMessages(11), 0, 49_000);
       await call('parallel', toolStep(0), 0, 48_000);
       await call('parallel', toolStep(12), 0, 49_000);
+      await call('effort', clineMessages(3), 0, 48_000, { output_config: { effort: 'high' } });
+      await call('effort', clineMessages(5), 0, 49_000, { output_config: { effort: 'low' } });
       const breaks = await waitFor(
-        'the two breaks',
+        'the three breaks',
         () => breaksOf(server.url),
-        (found) => found.length >= 2,
+        (found) => found.length >= 3,
       );
       const bySession = new Map(breaks.map((b) => [b.sessionId, b]));
       expect(bySession.get('cline')).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', reasons: ['likely_provider_ttl_or_eviction'] });
       expect(bySession.get('parallel')).toMatchObject({ reason: 'breakpoint_lookback_exceeded', reasons: ['breakpoint_lookback_exceeded'] });
+      // The effort is part of what the API caches: a change of it, not an eviction.
+      expect(bySession.get('effort')).toMatchObject({ reason: 'request_params_changed', changedParams: ['output_config'], cause: null });
     } finally {
       await upstream.close();
     }

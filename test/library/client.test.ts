@@ -159,6 +159,72 @@ describe('CachebreakClient', () => {
     expect(client.stats).toMatchObject({ dropped: 7, sent: 0, queued: 0 });
   });
 
+  it('never throws on bad options: reports them once, then drops and counts every event', async () => {
+    for (const [options, problem] of [
+      [{ url: 'not a url' }, /url "not a url" is not a URL/],
+      [{ url: 'ftp://127.0.0.1' }, /url must be http: or https:/],
+      [{ url: 'http://127.0.0.1:9', batchSize: 0 }, /batchSize must be a number of at least 1, not 0/],
+      [{ url: 'http://127.0.0.1:9', shutdownTimeoutMs: Number.NaN }, /shutdownTimeoutMs must be a number/],
+      [{ url: 'http://127.0.0.1:9', gzip: 'yes' }, /gzip must be true or false/],
+    ] as const) {
+      const failures: ClientFailure[] = [];
+      let client: CachebreakClient | undefined;
+      expect(() => (client = new CachebreakClient({ ...(options as object), onError: (f: ClientFailure) => failures.push(f) } as never))).not.toThrow();
+      for (const event of events(3)) client!.send(event);
+      await expect(client!.shutdown()).resolves.toBeUndefined();
+      expect(failures.map((f) => f.kind)).toEqual(['invalid_options', 'invalid_options', 'invalid_options', 'invalid_options']);
+      expect(failures[0]).toMatchObject({ events: 0, message: expect.stringMatching(problem) });
+      expect(client!.stats).toMatchObject({ dropped: 3, queued: 0, requests: 0 });
+    }
+    expect(() => new CachebreakClient(undefined as never)).not.toThrow();
+  });
+
+  it('does not take an answer that is not cachebreak\'s (an HTML page with 200) as delivered', async () => {
+    const html = createServer((req, res) => {
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Sign in</title>'));
+    });
+    servers.push(html);
+    html.listen(0, '127.0.0.1');
+    await once(html, 'listening');
+    const failures: ClientFailure[] = [];
+    const client = new CachebreakClient({ url: `http://127.0.0.1:${(html.address() as AddressInfo).port}`, onError: (f) => failures.push(f) });
+    for (const event of events(2)) client.send(event);
+    await client.shutdown();
+    expect(failures).toEqual([{ kind: 'refused', status: 200, events: 2, message: expect.stringMatching(/is not cachebreak's: is http:\/\/127\.0\.0\.1:\d+\/v1\/events a cachebreak server\?/) }]);
+    expect(client.stats).toMatchObject({ sent: 0, accepted: 0, dropped: 2, requests: 1 });
+  });
+
+  it('gives each request timeoutMs, the answer included, then retries', async () => {
+    let requests = 0;
+    const silent = createServer(() => void requests++);
+    servers.push(silent);
+    silent.listen(0, '127.0.0.1');
+    await once(silent, 'listening');
+    const failures: ClientFailure[] = [];
+    const client = new CachebreakClient({ url: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, timeoutMs: 200, maxRetries: 1, backoffMs: 1, onError: (f) => failures.push(f) });
+    client.send(events(1)[0]!);
+    const started = Date.now();
+    await client.flush();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(requests).toBe(2);
+    expect(failures).toEqual([{ kind: 'gave_up', events: 1, message: expect.stringMatching(/no answer within 200 ms \(timeoutMs\); gave up after 2 attempts$/) }]);
+  });
+
+  it('shutdown() gives up after shutdownTimeoutMs, and drops what is unsent, reported once', async () => {
+    const { url, received } = await scripted(Array.from({ length: 20 }, () => ({ status: 503, headers: { 'retry-after': '10' } })));
+    const failures: ClientFailure[] = [];
+    const client = new CachebreakClient({ url, batchSize: 2, shutdownTimeoutMs: 300, onError: (f) => failures.push(f) });
+    for (const event of events(5)) client.send(event);
+    const started = Date.now();
+    await client.shutdown();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(received.length).toBeGreaterThanOrEqual(1);
+    expect(failures).toEqual([{ kind: 'shutdown_timeout', events: 5, message: expect.stringMatching(/^5 event\(s\) unsent when the shutdown deadline passed \(shutdownTimeoutMs 300\); last attempt: the server answered 503/) }]);
+    expect(client.stats).toMatchObject({ dropped: 5, sent: 0, queued: 0 });
+  });
+
   it('reads Retry-After as seconds or an HTTP date', () => {
     expect(retryAfterMs('2')).toBe(2000);
     expect(retryAfterMs('Wed, 02 Dec 2026 10:00:05 GMT', Date.parse('2026-12-02T10:00:00Z'))).toBe(5000);

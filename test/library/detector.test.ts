@@ -1,7 +1,8 @@
 // The Detector in a harness's process: completed requests in, each turn's
 // state and break record out, equal to the core's reference evaluation; its
-// memory bounded by sessions, turns per stream and waiting events; breaks
-// reported as a logfmt line, an OTel log record or a callback.
+// memory bounded by sessions, turns per stream and waiting events (in bytes:
+// detector-memory.test.ts); breaks reported as a logfmt line, an OTel log
+// record or a callback.
 import { logs as otelLogs } from '@opentelemetry/api-logs';
 import { logs } from '@opentelemetry/sdk-node';
 import { afterEach, describe, expect, it } from 'vitest';

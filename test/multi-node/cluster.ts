@@ -64,6 +64,8 @@ export interface DeliverOptions {
   seed: number;
   /** Called after each acknowledgement with how many batches are acknowledged so far. */
   onAcknowledged?(count: number): void;
+  /** Called as a batch is sent to `node`. */
+  onSend?(node: number): void;
   /** Whether a node was killed on purpose: only then is a failed request to it sent elsewhere. */
   isKilled(node: number): boolean;
   /**
@@ -95,6 +97,7 @@ export async function deliver(nodes: readonly ServerProcess[], batches: readonly
       if (live.length === 0) throw new Error('every node is dead');
       const node = live[Math.floor(random() * live.length)]!;
       let reply: Reply;
+      options.onSend?.(node);
       try {
         reply = await postEvents(nodes[node]!.url, batch);
       } catch (error) {

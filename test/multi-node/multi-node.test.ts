@@ -5,7 +5,8 @@
 // records (every page of /v1/breaks) and the same turns, states and breaks of
 // every session. Ids, times, states and costs must match as they are; only
 // breaks of the same start time may come in another order (resultsOf). The same holds when a node is killed with SIGKILL
-// mid-ingest and its unanswered batches are sent to the others, and when
+// mid-ingest (frozen until a batch is on its way to it) and its unanswered
+// batches are sent to the others, and when
 // every node's connections are terminated mid-ingest (a database restart or
 // failover) while clients retry what was answered 503 or not at all. An API
 // key created in the database opens, and its revocation locks, every node.
@@ -70,6 +71,9 @@ describe(`${NODES} serve nodes on one PostgreSQL database`, () => {
     const nodes = await cluster(await freshDb('killed'));
     const batches = smallBatches(EVENTS, 4, 3);
     const victim = 0;
+    // A third of the way in, the victim is frozen (SIGSTOP) until a batch is
+    // sent to it, then killed: that batch is certainly in flight when it dies.
+    let frozen = false;
     let killed = false;
     let kill: Promise<unknown> = Promise.resolve();
     const delivery = await deliver(nodes, batches, {
@@ -77,9 +81,15 @@ describe(`${NODES} serve nodes on one PostgreSQL database`, () => {
       seed: 4,
       isKilled: (node) => killed && node === victim,
       onAcknowledged(count) {
-        if (!killed && count >= batches.length / 3) {
+        if (!frozen && count >= batches.length / 3) {
+          frozen = true;
+          process.kill(nodes[victim]!.pid, 'SIGSTOP');
+        }
+      },
+      onSend(node) {
+        if (frozen && !killed && node === victim) {
           killed = true;
-          kill = nodes[victim]!.kill9();
+          kill = new Promise((resolve) => setTimeout(resolve, 50)).then(() => nodes[victim]!.kill9());
         }
       },
     });

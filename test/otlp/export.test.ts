@@ -60,4 +60,27 @@ describe('break export', () => {
     // The null fields are left out rather than sent empty.
     expect([cause, changedSystemBlocks, firstChangedMessageIndex, providerDiagnosis]).toEqual([null, null, null, null]);
   });
+
+  it('sends a break again, marked cachebreak.revision, when a late request judges it again', async () => {
+    const capture = await startCapture();
+    const server = await startOtlpServer({ otel: exportingTo(`${capture.url}/v1/logs`, 'http/json') });
+    // The seed without its second request: the third is judged against the first.
+    const late = seedSession().filter((event) => event.requestId === 'req_02');
+    const post = (events: unknown[]) => fetch(`${server.url}/v1/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(events) });
+    expect((await post(seedSession().filter((event) => event.requestId !== 'req_02'))).status).toBe(200);
+    expect((await post(late)).status).toBe(200);
+    await server.close();
+    const logs = capture.requests.flatMap((request) => {
+      const body = request.headers['content-encoding'] === 'gzip' ? gunzipSync(request.body) : request.body;
+      return decodeRequest('logs', 'json', body).telemetry.logs;
+    });
+    const third = logs.filter((log) => log.attributes.requestId === 'req_03');
+    expect(third.map((log) => [log.attributes.previousRequestId, log.attributes['cachebreak.revision']])).toEqual([
+      ['req_01', undefined],
+      ['req_02', true],
+    ]);
+    // The revision carries the record as the API now serves it.
+    const { toolChanges: _changes, cause: _cause, changedSystemBlocks: _blocks, firstChangedMessageIndex: _index, providerDiagnosis: _diagnosis, ...fields } = seedBreak();
+    expect(third[1]!.attributes).toMatchObject({ ...fields, 'cachebreak.revision': true });
+  });
 });

@@ -46,4 +46,17 @@ describe('proxy access', () => {
     expect(await waitFor('the turn stored under the key', read, (sessions) => sessions.length === 1)).toMatchObject([{ sessionId: 'keyed' }]);
     expect(h.log.join('\n')).not.toContain(key);
   });
+
+  it('decides from the keys in memory: a key revoked or created while it runs counts within a second or two', async () => {
+    const db = join(tempDir(), 'cachebreak.db');
+    const first = (await cli(['keys', 'create', '--db', db, '--project', 'team', '--scope', 'ingest'])).stdout.trim();
+    const h = await startProxyHarness({ db });
+    const call = (key: string) => send(h.proxy, 'POST', '/openai/v1/chat/completions', { 'x-cachebreak-key': key }, body).then((answer) => answer.status);
+    expect(await call(first)).toBe(200);
+    expect((await cli(['keys', 'revoke', first.slice(0, 9), '--db', db])).code).toBe(0);
+    const second = (await cli(['keys', 'create', '--db', db, '--project', 'team', '--scope', 'ingest'])).stdout.trim();
+    const started = Date.now();
+    await waitFor('the revoked key refused and the new one taken', async () => [await call(first), await call(second)], (statuses) => statuses.join() === '401,200', 5_000);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
 });

@@ -103,9 +103,10 @@ describe('proxy failures', () => {
     expect((await h.get<{ sessions: unknown[] }>('/v1/sessions')).sessions).toEqual([]);
   });
 
-  // The store writes on the server's main thread: while another process holds
-  // the write lock, each write waits up to SQLite's busy timeout (5 s), and the
-  // whole process with it. The call is answered first, then stored or counted.
+  // While another connection holds the write lock, a write is tried again for
+  // up to 5 s, without holding up the process, then fails. The call is
+  // answered first, then stored or counted (stalled-store.test.ts: many calls,
+  // both stores).
   it('answers calls while the database is locked by another writer; what it could not store is counted', async () => {
     const h = await startProxyHarness();
     h.anthropic.usage = usage;

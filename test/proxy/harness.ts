@@ -1,10 +1,12 @@
 // The server with its proxy, in-process on 127.0.0.1 over a fresh SQLite
-// file, in front of three mock upstreams (one per provider API).
+// file (or the database `db` names, of either store), in front of three mock
+// upstreams (one per provider API).
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { tempDir } from '../helpers.js';
+import { isPostgresUrl, PG_POOL } from '../store-under-test.js';
 import { anthropicAnswer, chatAnswer, geminiAnswer, mockUpstream, responsesAnswer, type MockUpstream, type UsageFields } from './upstreams.js';
 
 export interface ProxyHarness {
@@ -30,7 +32,7 @@ function withUsage(mock: MockUpstream, usage: UsageFields): MockUpstream & { usa
   return Object.assign(mock, { usage });
 }
 
-export async function startProxyHarness(options: { host?: string; insecureNoAuth?: boolean; db?: string } = {}): Promise<ProxyHarness> {
+export async function startProxyHarness(options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number } = {}): Promise<ProxyHarness> {
   const anthropic = withUsage(await mockUpstream((request) => anthropicAnswer(request, anthropic.usage, `req_${anthropic.received.length}`)), {});
   const openai = withUsage(
     await mockUpstream((request) => (request.url.endsWith('/responses') ? responsesAnswer(request, openai.usage) : chatAnswer(request, openai.usage))),
@@ -49,7 +51,9 @@ export async function startProxyHarness(options: { host?: string; insecureNoAuth
       synchronous: 'normal',
       project: 'default',
       readWorkers: 0,
+      ...(isPostgresUrl(db) ? { pgPool: PG_POOL } : {}),
       ...(options.insecureNoAuth ? { insecureNoAuth: true } : {}),
+      ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}),
       proxy: { port: 0, upstreams: { anthropic: anthropic.url, openai: `${openai.url}/`, gemini: gemini.url } },
     },
     (line) => log.push(line),

@@ -127,4 +127,31 @@ describe('passthrough', () => {
     expect(await h.metric('cachebreak_proxy_requests_total', { outcome: 'unknown_path' })).toBe(6);
     expect(await h.metric('cachebreak_proxy_requests_total', { outcome: 'refused' })).toBe(1);
   });
+
+  it('answers 400 to a path with a .. segment, however encoded, and forwards it nowhere', async () => {
+    const h = await startProxyHarness();
+    const climbing = [
+      '/anthropic/../secret',
+      '/anthropic/v1/../../admin',
+      '/openai/v1/%2e%2e/%2E%2E/internal',
+      '/openai/v1/.%2e/x',
+      '/gemini/v1beta/models%2f..%2fadmin',
+      '/gemini/v1beta/..%5cadmin',
+      '/anthropic/..',
+      '/anthropic/..?x=1',
+    ];
+    for (const path of climbing) {
+      const answer = await sendRaw(h.proxy, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+      expect(answer, path).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer, path).toMatch(/has a .{0,3}\.\..{0,3} segment .*below the configured upstream base path/);
+    }
+    expect([h.anthropic, h.openai, h.gemini].map((m) => m.received.length)).toEqual([0, 0, 0]);
+    const refused = (provider: string) => h.metric('cachebreak_proxy_requests_total', { provider, outcome: 'bad_path' });
+    expect([await refused('anthropic'), await refused('openai'), await refused('gemini')]).toEqual([4, 2, 2]);
+    // Dots inside a name, or in the query, are no segment of their own: forwarded.
+    h.openai.answer = () => ({ status: 200, headers: { 'content-type': 'application/json' }, chunks: ['{}'] });
+    const dotted = await send(h.proxy, 'GET', '/openai/v1/files/a..b?after=..', {});
+    expect(dotted.status).toBe(200);
+    expect(h.openai.received.at(-1)!.url).toBe('/v1/files/a..b?after=..');
+  });
 });

@@ -4,8 +4,8 @@ import { DASHBOARD_FILES, soak } from './soak.js';
 
 describe('soak (one minute; `npm run soak -- --minutes 10` for the full figure)', () => {
   it('keeps ingesting and refreshing the four dashboards every second, with memory that stops growing', { timeout: 120_000 }, async () => {
-    // 1,000 events/s keeps the database (and SQLite's page cache) small in a
-    // minute, so growth after warm-up measures the server, not cache fill.
+    // 1,000 events/s keeps the database small in a minute; what SQLite's page
+    // caches hold of its growth is allowed for (soak.ts), the rest is the server's.
     const report = await soak({ dir: tempDir(), minutes: 1, rate: 1_000 });
     expect(report.turnsPerSecond).toBeGreaterThan(900);
     expect(report.ingestP99Ms).toBeLessThan(1_000);

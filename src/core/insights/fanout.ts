@@ -83,7 +83,7 @@ export function fanOuts(cold: readonly ColdTurn[], prices: PriceLookup, limit: n
           const repeated = Math.min(turn.write, first.write);
           tokens += repeated;
           const price = prices(turn.model, turn.provider || undefined);
-          money.add(price === undefined ? null : extraCostUsd(price, repeated, 'explicit', { write1h: turn.write1h }));
+          money.add(price === undefined ? null : extraCostUsd(price, repeated, 'explicit', turn));
         }
         total.addMicro(money.microUsd, money.items, money.unpriced);
         again += tokens;

@@ -50,14 +50,26 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
 }
 
 /**
- * Anthropic: changing `thinking` or `tool_choice` invalidates the cached
- * messages (not tools or system). Both are always known from a body: absent
- * is a value too, so a request that turns thinking off is a change.
+ * Request fields besides `thinking` and `tool_choice` that change what the
+ * API caches or serves from it: the effort (`output_config`), context editing
+ * that clears old tool results server-side (`context_management`), remote
+ * MCP toolsets (`mcp_servers`) and the speed setting.
+ */
+const CACHE_KEY_FIELDS = ['output_config', 'context_management', 'mcp_servers', 'speed'] as const;
+
+/**
+ * Anthropic: changing `thinking`, `tool_choice` or a CACHE_KEY_FIELDS field
+ * invalidates the cached messages at least. All are always known from a
+ * body: absent is a value too, so a request that turns thinking off is a
+ * change.
  */
 function requestParams(body: JsonObject): Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> {
   const found: Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> = { params: {} };
   if (body.thinking !== undefined && body.thinking !== null) found.thinking = body.thinking;
   if (body.tool_choice !== undefined && body.tool_choice !== null) found.toolChoice = body.tool_choice;
+  for (const field of CACHE_KEY_FIELDS) {
+    if (body[field] !== undefined && body[field] !== null) found.params![field] = body[field];
+  }
   return found;
 }
 

@@ -1,16 +1,19 @@
 // The one Export path of both OTLP transports: decoded records are mapped to
 // cachebreak events by the sources, what nothing uses is counted as ignored,
-// and the events go to the pipeline. gRPC and HTTP differ only in how they
-// read the request and render the answer.
+// the halves of joins that any process may complete are paired through the
+// store, and the events go to the pipeline. gRPC and HTTP differ only in how
+// they read the request and render the answer.
 import { tooManyEvents } from '../http/route.js';
 import { LIMIT_OPTIONS, type Limits } from '../limits.js';
 import type { Pipeline, Receiver } from '../pipeline.js';
 import type { Telemetry } from './records.js';
+import type { WaitBounds, WaitingHalf } from '../../store/store.js';
 import type { Counters } from '../../telemetry/counters.js';
 import type { Decoded, Signal } from './decode/index.js';
 import type { ExportOutcome } from './reply.js';
-import { createMappingContext, type MappingContext } from './sources/context.js';
-import { mapTelemetry } from './sources/index.js';
+import { createMappingContext, DEFAULT_WAITING_BYTES, MAX_WAIT_MS, type MappingContext } from './sources/context.js';
+import { footprint } from './sources/footprint.js';
+import { mapTelemetry, type Mapped } from './sources/index.js';
 
 /** Records with more attributes than the limit are rejected one by one (partial success), not the request. */
 function withinAttributeLimit(telemetry: Telemetry, max: number): { telemetry: Telemetry; oversized: { record: string; error: string }[] } {
@@ -51,15 +54,19 @@ export class OtlpReceiver {
     const context = this.context(project);
     const mapped = mapTelemetry(telemetry, context);
     const unjoin = context.joined();
-    mapped.rejected.push(...oversized);
-    this.countIgnored(project, signal, mapped.ignored);
-    this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
+    /** Halves this request took from the store: put back when its events are not stored. */
+    const taken: WaitingHalf[] = [];
     try {
+      await this.pairHalves(project, mapped, taken);
+      mapped.rejected.push(...oversized);
+      this.countIgnored(project, signal, mapped.ignored);
+      this.deps.pipeline.rejected(project, receiver, mapped.rejected.length);
       const counts = await this.deps.pipeline.ingest(project, mapped.events, receiver, mapped.tokenPoints);
       for (const r of counts.rejected ?? []) mapped.rejected.push({ record: mapped.origins[r.event]!, error: `${r.field}: ${r.problem}` });
     } catch (error) {
       // Not stored (429, 503): the retry of this request must be able to join again.
       unjoin();
+      await this.putBack(project, taken);
       throw error;
     }
     const cut = mapped.events.filter((event) => event.type !== 'usage' && event.partial !== undefined).length;
@@ -71,6 +78,36 @@ export class OtlpReceiver {
     return { rejected, errorMessage: `${rejected} record(s) rejected: ${quoted.join('; ')}${more}` };
   }
 
+  private bounds(): WaitBounds {
+    return { now: this.deps.now(), maxAgeMs: MAX_WAIT_MS, maxBytes: this.deps.maxWaitingBytes ?? DEFAULT_WAITING_BYTES };
+  }
+
+  /** Pairs each half through the store, in record order: a join's events join the request's. */
+  private async pairHalves(project: string, mapped: Mapped, taken: WaitingHalf[]): Promise<void> {
+    for (const { half, origin } of mapped.halves) {
+      const waiting: WaitingHalf = { key: half.key, kind: half.kind, value: JSON.stringify(half.value), bytes: footprint(half.key) + footprint(half.value) };
+      const pairing = await this.deps.pipeline.pairHalf(project, waiting, this.bounds());
+      for (const table of pairing.evicted) this.deps.counters.inc('waitingEvicted', { project, table, reason: 'bytes' });
+      if (pairing.other === undefined) continue;
+      taken.push(pairing.other);
+      const events = half.join(JSON.parse(pairing.other.value));
+      mapped.events.push(...events);
+      for (let i = 0; i < events.length; i++) mapped.origins.push(origin);
+    }
+  }
+
+  /** A store that cannot take a half back could not take the events either: the retry's call then has no snapshot. */
+  private async putBack(project: string, taken: readonly WaitingHalf[]): Promise<void> {
+    for (const half of taken) {
+      try {
+        const { evicted } = await this.deps.pipeline.pairHalf(project, half, this.bounds(), true);
+        for (const table of evicted) this.deps.counters.inc('waitingEvicted', { project, table, reason: 'bytes' });
+      } catch {
+        return;
+      }
+    }
+  }
+
   private context(project: string): MappingContext {
     let context = this.contexts.get(project);
     if (!context) {
@@ -80,6 +117,7 @@ export class OtlpReceiver {
         limits,
         ...(maxWaitingBytes !== undefined ? { maxBytes: maxWaitingBytes } : {}),
         evicted: (table, reason) => counters.inc('waitingEvicted', { project, table, reason }),
+        halvesInStore: true,
       });
       this.contexts.set(project, context);
     }

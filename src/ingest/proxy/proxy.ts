@@ -3,26 +3,36 @@
 // configured upstream, never to a host the request names. The response is
 // streamed back byte for byte as it arrives; a copy of its chunks is read on
 // the side for usage. Once the client has the whole answer, the call's
-// snapshot and usage go to the pipeline as one event. Observing is best
-// effort: a slow or failing store never holds up or fails a proxied call, it
-// is counted (cachebreak_proxy_observations_total) and logged.
+// snapshot and usage go as one event to a bounded queue in front of the
+// pipeline (observations.ts). Nothing on a call's path waits on the database:
+// access is decided from a copy of the keys in memory (auth/key-copy.ts), and
+// observing is best effort: a slow, locked or failing store never holds up or
+// fails a proxied call; what is not stored is counted
+// (cachebreak_proxy_observations_total) and logged.
 import { randomUUID } from 'node:crypto';
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Authenticator } from '../../auth/authenticator.js';
+import { KeyCopy } from '../../auth/key-copy.js';
 import { PROXY_HEADERS } from '../../auth/open-access.js';
 import { CachebreakError } from '../../errors.js';
+import type { Store } from '../../store/store.js';
 import type { Counters } from '../../telemetry/counters.js';
 import type { Logger } from '../../telemetry/logfmt.js';
 import { LogThrottle } from '../../telemetry/throttle.js';
+import { httpServerOptions } from '../../serve/connections.js';
+import { stalled } from '../http/body.js';
+import { clientOf, type InflightBudget } from '../inflight.js';
 import type { Limits } from '../limits.js';
 import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
 import { geminiApi } from './gemini.js';
 import { observe } from './observe.js';
+import { ObservationQueue } from './observations.js';
 import { openaiApi } from './openai.js';
+import { RequestCopy, watchBody } from './request-body.js';
 import { ResponseReader } from './response.js';
 
 const APIS: readonly ProviderApi[] = [anthropicApi, openaiApi, geminiApi];
@@ -48,9 +58,18 @@ export interface ProxyDeps {
   counters: Counters;
   log: Logger;
   auth: Authenticator;
+  /** Where the copy of the API keys the proxy decides from is read. */
+  store: Store;
   limits: Limits;
   /** The largest request or response body read for observation; larger ones are forwarded, not observed. */
   bodyLimit: number;
+  /** The budget ingest holds its bodies in: the copies kept for observation count in it too. */
+  inflight: InflightBudget;
+  /** How long a request body may go without a byte arriving (--body-timeout): past it, 408. */
+  bodyTimeoutMs: number;
+  /** The main port's connection limits (--max-connections, --headers-timeout), applied to the proxy's port too. */
+  maxConnections: number;
+  headersTimeoutMs: number;
   /** The project counted for requests refused before a key named one. */
   openProject: string;
   now: () => number;
@@ -59,7 +78,7 @@ export interface ProxyDeps {
 export interface RunningProxy {
   url: string;
   port: number;
-  /** Stops accepting, lets calls in flight finish (cut after a grace period), and waits for their observations. */
+  /** Stops accepting, lets calls in flight finish (cut after a grace period), and waits a bounded time for their observations. */
   close(): Promise<void>;
 }
 
@@ -80,6 +99,16 @@ function upstreamOf(base: string): Upstream {
     request: https ? httpsRequest : httpRequest,
     agent: https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true }),
   };
+}
+
+/**
+ * Whether a path has a `..` segment, however written (%2e%2e in any case,
+ * after an encoded / or \): forwarded, it could reach the upstream outside
+ * its base path.
+ */
+function climbs(target: string): boolean {
+  const path = target.split('?', 1)[0]!.replace(/%2e/gi, '.').replace(/%2f/gi, '/').replace(/%5c/gi, '\\');
+  return path.split(/[/\\]/).includes('..');
 }
 
 /** The API a request is for and its path after the prefix; undefined for an absolute URI or an unknown prefix. */
@@ -125,11 +154,20 @@ const UNKNOWN_PATH = new CachebreakError(
   'point the harness at http://HOST:PORT/anthropic, http://HOST:PORT/openai/v1 or http://HOST:PORT/gemini; see cachebreak proxy --help',
 );
 
+const CLIMBING_PATH = new CachebreakError(
+  'bad_request',
+  'the proxied path has a ".." segment (or %2e%2e): the proxy forwards only below the configured upstream base path',
+  'send the path the provider documents, without ".." segments',
+);
+
 export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Promise<RunningProxy> {
   const { counters, log, pipeline } = deps;
   const upstreams = Object.fromEntries(Object.entries(settings.upstreams).map(([provider, base]) => [provider, upstreamOf(base)])) as Record<ProxyProvider, Upstream>;
   const repeated = new LogThrottle();
+  /** Observations being built (the response's usage unpacked, the request body read): CPU only, before the queue. */
   const observing = new Set<Promise<void>>();
+  const keys = new KeyCopy(deps.store, deps.auth, log);
+  await keys.load();
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
@@ -138,6 +176,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
     const suppressed = repeated.admit(`${kind}\u0000${fields.provider}`);
     if (suppressed !== undefined) log.warn(kind, { ...fields, ...(suppressed > 0 ? { suppressed } : {}) });
   };
+  const queue = new ObservationQueue(
+    pipeline,
+    (observed, outcome) => {
+      countCall(observed.project, observed.provider, outcome);
+      if (outcome === 'queue_full') warn('proxy_observations_dropped', { provider: observed.provider, message: 'the database is not keeping up: calls are forwarded, not stored' });
+    },
+    (observed, error) => warn('proxy_store_failed', { provider: observed.provider, message: (error as Error).message }),
+  );
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const route = routeOf(req.url ?? '');
@@ -147,14 +193,21 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       return;
     }
     const provider = route.api.provider;
+    if (climbs(route.rest)) {
+      countRequest(deps.openProject, provider, 'bad_path');
+      sendError(res, CLIMBING_PATH);
+      return;
+    }
     let project: string;
+    let keyId: number | null;
     try {
       const key = req.headers[KEY_HEADER];
-      const principal = await deps.auth.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
+      const principal = keys.authorize(typeof key === 'string' ? `Bearer ${key}` : undefined, 'ingest', {
         host: req.headers.host,
         proxyHeader: PROXY_HEADERS.find((name) => req.headers[name] !== undefined),
       });
       project = principal.project;
+      keyId = principal.keyId;
     } catch (error) {
       if (!(error instanceof CachebreakError)) throw error;
       countRequest(deps.openProject, provider, 'refused');
@@ -173,8 +226,16 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       countRequest(project, provider, value);
     };
 
-    const body: Buffer[] = [];
-    let bodySize = 0;
+    // What reading the call holds (the copy of its body, the answer's text) counts in the in-flight budget.
+    const client = clientOf(keyId, req.socket.remoteAddress);
+    const copy = call ? new RequestCopy(deps.bodyLimit, deps.inflight.open(client)) : undefined;
+    let reader: ResponseReader | undefined;
+    let observed = false;
+    res.on('close', () => {
+      if (observed) return;
+      copy?.release();
+      reader?.release();
+    });
     const forwarded = upstream.request({
       protocol: upstream.url.protocol,
       hostname: upstream.url.hostname,
@@ -184,17 +245,18 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       headers: passedOn(req.headers, true),
       agent: upstream.agent,
     });
-    if (call) {
-      req.on('data', (chunk: Buffer) => {
-        bodySize += chunk.length;
-        if (bodySize <= deps.bodyLimit) body.push(chunk);
-        else body.length = 0;
-      });
-    }
+    if (copy) req.on('data', (chunk: Buffer) => copy.push(chunk));
     req.pipe(forwarded);
     req.on('error', () => forwarded.destroy());
+    watchBody(req, deps.bodyTimeoutMs, (size) => {
+      settle('client_stalled');
+      forwarded.destroy();
+      if (res.headersSent) res.destroy();
+      else sendError(res.setHeader('connection', 'close'), stalled(deps.bodyTimeoutMs, size));
+    });
 
     forwarded.on('error', (error) => {
+      if (outcome === 'client_stalled') return;
       if (!res.headersSent) {
         settle('upstream_unreachable');
         warn('proxy_upstream_unreachable', { provider, upstream: upstream.url.origin, message: error.message });
@@ -209,7 +271,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       const status = answer.statusCode ?? 502;
       res.writeHead(status, answer.statusMessage, passedOn(answer.headers, false));
       const ok = status >= 200 && status < 300;
-      const reader = call && ok ? new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit) : undefined;
+      if (call && ok) reader = new ResponseReader(String(answer.headers['content-type'] ?? ''), String(answer.headers['content-encoding'] ?? ''), deps.bodyLimit, deps.inflight.open(client));
       let firstByteMs: number | undefined;
       let endMs = startMs;
       answer.on('data', (chunk: Buffer) => {
@@ -232,20 +294,31 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           countCall(project, provider, 'upstream_status');
           return;
         }
-        if (bodySize > deps.bodyLimit) {
-          countCall(project, provider, 'unreadable');
-          warn('proxy_unreadable', { provider, error: `request body: more than --body-limit (${deps.bodyLimit} bytes) to read` });
+        if (copy!.skipped) {
+          countCall(project, provider, copy!.skipped.outcome);
+          warn(`proxy_${copy!.skipped.outcome}`, { provider, error: copy!.skipped.error });
           return;
         }
+        observed = true;
         const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
         const done = (async () => {
           const usage = await reader!.end();
+          reader!.release();
+          // An answer that could not be read is not observed at all, rather than stored as a snapshot without usage.
+          if (reader!.failure !== undefined) {
+            copy!.release();
+            const why = reader!.overBudget ? 'over_budget' : 'unreadable';
+            countCall(project, provider, why);
+            warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
+            return;
+          }
+          const body = copy!.take();
           const observation = observe(
             {
               provider,
               call,
               requestHeaders: req.headers,
-              body: Buffer.concat(body),
+              body,
               requestId,
               startMs,
               endMs,
@@ -255,19 +328,12 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             deps.limits,
             deps.bodyLimit,
           );
-          body.length = 0;
           if (!observation.ok) {
             countCall(project, provider, 'unreadable');
             warn('proxy_unreadable', { provider, error: observation.error });
             return;
           }
-          try {
-            await pipeline.ingest(project, [observation.event], 'proxy');
-            countCall(project, provider, observation.withUsage ? 'turn' : 'snapshot_only');
-          } catch (error) {
-            countCall(project, provider, 'store_failed');
-            warn('proxy_store_failed', { provider, message: (error as Error).message });
-          }
+          queue.offer({ project, provider, event: observation.event, withUsage: observation.withUsage });
         })();
         observing.add(done);
         void done.finally(() => observing.delete(done));
@@ -281,13 +347,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
     });
   }
 
-  const server = createServer((req, res) => {
+  const server = createServer(httpServerOptions(deps.headersTimeoutMs), (req, res) => {
     handle(req, res).catch((error: unknown) => {
       log.error('proxy_failed', { message: (error as Error).message });
       if (!res.headersSent) sendError(res, new CachebreakError('internal', 'internal error in the cachebreak proxy', 'see the server log'));
       else res.destroy();
     });
   });
+  server.maxConnections = deps.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.host, () => {
@@ -295,6 +362,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       resolve();
     });
   });
+  keys.refreshEverySecond();
   const { port } = server.address() as AddressInfo;
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   let closing: Promise<void> | undefined;
@@ -308,7 +376,9 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
         await closed;
         clearTimeout(cut);
+        keys.stop();
         await Promise.all(observing);
+        await queue.close();
         for (const upstream of Object.values(upstreams)) upstream.agent.destroy();
       })();
       return closing;

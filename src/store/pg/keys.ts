@@ -32,6 +32,10 @@ export class PgKeyStore {
     return (await this.select(fragment`WHERE k.prefix = ${prefix}`)).map((row) => ({ ...toKey(row), hash: row.hash }));
   }
 
+  async withHashes(): Promise<(ApiKey & { hash: string })[]> {
+    return (await this.select(fragment``)).map((row) => ({ ...toKey(row), hash: row.hash }));
+  }
+
   async list(): Promise<ApiKey[]> {
     return (await this.select(fragment``)).map(toKey);
   }

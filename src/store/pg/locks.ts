@@ -17,6 +17,8 @@ function keyOf(parts: (string | number)[]): LockKey {
 export const sessionLock = (projectId: number, sessionId: string): LockKey => keyOf(['session', projectId, sessionId]);
 export const requestLock = (projectId: number, requestId: string): LockKey => keyOf(['request', projectId, requestId]);
 export const seriesLock = (projectId: number, series: string): LockKey => keyOf(['series', projectId, series]);
+/** A project's waiting OTLP join halves: one pairing at a time, so that two halves never both wait. */
+export const halvesLock = (projectId: number): LockKey => keyOf(['halves', projectId]);
 
 /** Retention runs on one process at a time: whoever holds this (session-level) lock. */
 export const RETENTION_LOCK: LockKey = keyOf(['retention']);

@@ -349,3 +349,22 @@ export const meta = pgTable('meta', {
   key: text().primaryKey(),
   value: text().notNull(),
 });
+
+/** OTLP join halves waiting for their other half, for any process to pair (see ../schema.ts). */
+export const waitingHalves = pgTable(
+  'waiting_halves',
+  {
+    id: big().primaryKey().generatedByDefaultAsIdentity(),
+    projectId: integer('project_id').notNull(),
+    key: text().notNull(),
+    kind: text().notNull(),
+    value: text().notNull(),
+    bytes: big().notNull(),
+    expiresMs: big('expires_ms').notNull(),
+  },
+  (t) => [
+    uniqueIndex('waiting_halves_key').on(t.projectId, t.key, t.kind),
+    index('waiting_halves_age').on(t.projectId, t.id),
+    index('waiting_halves_expiry').on(t.expiresMs),
+  ],
+);

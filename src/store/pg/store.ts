@@ -32,6 +32,9 @@ import type {
   TotalsQuery,
   TotalsRow,
   TurnView,
+  Pairing,
+  WaitBounds,
+  WaitingHalf,
   WaitingUsage,
   WriteResult,
 } from '../store.js';
@@ -42,6 +45,7 @@ import type { GapRow } from '../../core/insights/ttl.js';
 import { openPg, type OpenedPg, type PgOptions } from './db.js';
 import { classifyPgError } from './errors.js';
 import { PgKeyStore } from './keys.js';
+import { PgHalfStore } from './halves.js';
 import { PgNames } from './names.js';
 import { PgReads } from './reads.js';
 import { PgRetention } from './retention.js';
@@ -57,6 +61,7 @@ export class PgStore implements Store {
   private readonly names: PgNames;
   private readonly writer: PgWriter;
   private readonly keys: PgKeyStore;
+  private readonly halves: PgHalfStore;
   private readonly retention: PgRetention;
   /** Every read; see reads.ts. */
   readonly reads: PgReads;
@@ -68,6 +73,7 @@ export class PgStore implements Store {
     this.names = new PgNames(opened.sql);
     this.writer = new PgWriter(opened.sql, this.names, options);
     this.keys = new PgKeyStore(opened.sql, this.names);
+    this.halves = new PgHalfStore(opened.sql, this.names);
     this.retention = new PgRetention(opened.sql);
     this.reads = new PgReads(opened.sql, this.names, opened.db);
   }
@@ -139,6 +145,10 @@ export class PgStore implements Store {
     return this.keys.list();
   }
 
+  keysWithHashes(): Promise<(ApiKey & { hash: string })[]> {
+    return this.keys.withHashes();
+  }
+
   revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
     return this.keys.revoke(idOrPrefix, revokedMs);
   }
@@ -166,6 +176,20 @@ export class PgStore implements Store {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined || fileIds.length === 0) return;
     await this.opened.sql`DELETE FROM tail_checkpoints WHERE project_id = ${projectId} AND file_id = ANY(${[...fileIds]}::text[])`;
+  }
+
+  // --- OTLP join halves ---
+
+  pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(project, half, bounds, true);
+  }
+
+  putBackHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(project, half, bounds, false);
+  }
+
+  trimHalves(now: number): Promise<number> {
+    return this.halves.trim(now);
   }
 
   // --- retention, health ---

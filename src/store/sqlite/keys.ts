@@ -66,6 +66,13 @@ export class KeyStore {
       .map((row) => ({ ...toKey(row), hash: row.hash }));
   }
 
+  withHashes(): (ApiKey & { hash: string })[] {
+    return this.select()
+      .orderBy(apiKeys.id)
+      .all()
+      .map((row) => ({ ...toKey(row), hash: row.hash }));
+  }
+
   private byId(id: number): ApiKey | undefined {
     const row = this.select().where(eq(apiKeys.id, id)).get();
     return row ? toKey(row) : undefined;

@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
-import { openDatabase, type OpenOptions } from '../db.js';
+import { BUSY_TIMEOUT_MS, openDatabase, type OpenOptions } from '../db.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams } from '../schema.js';
 import {
   InvalidQueryError,
@@ -34,6 +34,9 @@ import {
   type TurnView,
   type StoredCounts,
   type StreamSums,
+  type Pairing,
+  type WaitBounds,
+  type WaitingHalf,
   type WaitingUsage,
   type WriteResult,
 } from '../store.js';
@@ -79,10 +82,10 @@ import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
+import { HalfStore } from './halves.js';
 import { forgetCheckpoints, readCheckpoints, readExternalBreaks } from './tail.js';
 import { RULES_VERSION } from '../../core/stream.js';
 import { toTurn } from '../../core/join.js';
-
 
 export class SqliteStore implements Store {
   private readonly opened;
@@ -91,6 +94,7 @@ export class SqliteStore implements Store {
   private readonly checkpointer: Checkpointer | undefined;
   private readonly retention: Retention;
   private readonly keys: KeyStore;
+  private readonly halves: HalfStore;
 
   private readonly labelValue = (id: number) => this.dictionary.labelValue(id);
   private readonly labelId = (kind: LabelKind, value: string) => this.dictionary.existingLabel(kind, value);
@@ -102,6 +106,7 @@ export class SqliteStore implements Store {
     if (open.backgroundCheckpoint && !open.readonly) this.checkpointer = startCheckpointer(path);
     this.retention = new Retention(this.opened.sqlite);
     this.keys = new KeyStore(this.opened.db, this.dictionary);
+    this.halves = new HalfStore(this.opened.sqlite);
     // A database that holds no judged turn yet is judged by these rules from the start.
     if (!open.readonly && this.rulesVersion() === undefined && !this.opened.sqlite.prepare('SELECT 1 FROM turns WHERE state IS NOT NULL LIMIT 1').get()) {
       this.recordRules();
@@ -151,7 +156,28 @@ export class SqliteStore implements Store {
     return this.opened.sqlite;
   }
 
+  /**
+   * While another connection holds the write lock, a write is tried again
+   * after a pause, for as long as SQLite's busy timeout would have waited:
+   * SQLite's own wait spins on this thread and would stop every request of
+   * the process (the proxy's calls too) meanwhile.
+   */
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
+    const deadline = performance.now() + BUSY_TIMEOUT_MS;
+    for (let pause = 2; ; pause = Math.min(2 * pause, 50)) {
+      try {
+        return this.writeOnce(batches);
+      } catch (error) {
+        if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code)) || performance.now() + pause > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  /** One attempt, failing at once (SQLITE_BUSY) when another connection holds the write lock. */
+  private writeOnce(batches: readonly IngestBatch[]): WriteResult {
+    const sqlite = this.opened.sqlite;
+    sqlite.pragma('busy_timeout = 0');
     let outcome;
     try {
       outcome = this.writer.write(
@@ -168,6 +194,8 @@ export class SqliteStore implements Store {
       this.dictionary.forget();
       this.writer.forget();
       throw error;
+    } finally {
+      sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
     return writeResult(outcome, names);
@@ -514,6 +542,10 @@ export class SqliteStore implements Store {
     return this.keys.list();
   }
 
+  async keysWithHashes(): Promise<(ApiKey & { hash: string })[]> {
+    return this.keys.withHashes();
+  }
+
   async revokeKey(idOrPrefix: string, revokedMs: number): Promise<ApiKey | undefined> {
     return this.keys.revoke(idOrPrefix, revokedMs);
   }
@@ -550,6 +582,20 @@ export class SqliteStore implements Store {
       this.writer.forget();
     }
     return result;
+  }
+
+  // --- OTLP join halves ---
+
+  async pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(this.dictionary.project(project), half, bounds, true);
+  }
+
+  async putBackHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
+    return this.halves.pair(this.dictionary.project(project), half, bounds, false);
+  }
+
+  async trimHalves(now: number): Promise<number> {
+    return this.halves.trim(now);
   }
 
   async ping(): Promise<void> {

@@ -108,7 +108,7 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
     }
     const context = createMappingContext();
     mapped(only({ logs: [v332.logs.find(named('api_request_body'))!] }), context);
-    const waiting = context.claudeBodies.peek(`${S332}\u0000rb-0001`);
+    const waiting = context.claudeBodies.peek(JSON.stringify([S332, 'rb-0001']));
     expect(JSON.stringify(waiting)).not.toContain('billing-header');
     expect(Object.keys(waiting!)).toEqual(['snapshot', 'sessionId', 'agentId', 'provider', 'ts']);
     // thinking, which a body may make any size, waits as its hash: the one prefix comparison uses.
@@ -128,13 +128,13 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
     // A second body does not fit beside the two: the oldest, the first body, goes.
     mapped(only({ logs: [{ ...body, attributes: { ...body.attributes, request_body_id: 'rb-b' } }] }), context);
     expect(evicted).toEqual(['claude_request_bodies:bytes']);
-    expect(context.claudeBodies.peek(`${S332}\u0000rb-a`)).toBeUndefined();
+    expect(context.claudeBodies.peek(JSON.stringify([S332, 'rb-a']))).toBeUndefined();
     expect(context.claudeRequestIds.peek('x')).toBeDefined();
     expect(context.waitingBytes).toBeLessThanOrEqual(10_000);
     // One half larger than the whole budget is not kept, and pushes nothing out.
     context.claudeRequestIds.set('y', 'r'.repeat(10_000));
     expect(evicted).toEqual(['claude_request_bodies:bytes', 'claude_request_ids:bytes']);
-    expect(context.claudeBodies.peek(`${S332}\u0000rb-b`)).toBeDefined();
+    expect(context.claudeBodies.peek(JSON.stringify([S332, 'rb-b']))).toBeDefined();
   });
 
   it('bounds what waits: by count and by age', () => {
@@ -145,7 +145,7 @@ describe('Claude Code 2.1.332 with OTEL_LOG_RAW_API_BODIES=1', () => {
       mapped(only({ logs: [{ ...body, attributes: { ...body.attributes, request_body_id: id } }] }), context);
     }
     expect(context.claudeBodies.size).toBe(2);
-    expect(context.claudeBodies.peek(`${S332}\u0000rb-a`)).toBeUndefined();
+    expect(context.claudeBodies.peek(JSON.stringify([S332, 'rb-a']))).toBeUndefined();
     now = 61_000;
     expect(context.claudeBodies.size).toBe(0);
   });

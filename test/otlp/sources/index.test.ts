@@ -61,6 +61,7 @@ describe('mapTelemetry', () => {
       events: [],
       origins: [],
       tokenPoints: [],
+      halves: [],
       ignored: { unknown_event: 3, no_usage: 1, unknown_metric: 1 },
       rejected: [],
     });

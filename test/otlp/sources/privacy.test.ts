@@ -1,8 +1,14 @@
 // SPEC §7: prompt text, system prompts, tool descriptions, messages and the
 // command line in a resource are read (some are hashed) and never kept: not
 // in the events, not in the database (its files, or every column of every
-// table of a PostgreSQL database).
+// table of a PostgreSQL database), request bodies waiting there for their
+// response (waiting_halves) included.
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_LIMITS } from '../../../src/ingest/limits.js';
+import { OtlpReceiver } from '../../../src/ingest/otlp/receive.js';
+import { Pipeline } from '../../../src/ingest/pipeline.js';
+import { Counters } from '../../../src/telemetry/counters.js';
+import { createLogger } from '../../../src/telemetry/logfmt.js';
 import { freshDb, openStore, storedText } from '../../store-under-test.js';
 import { fixture, fixtureText, mapped } from './helpers.js';
 
@@ -53,10 +59,17 @@ describe('privacy', () => {
     const db = await freshDb('privacy');
     const store = await openStore(db);
     await store.write([{ project: 'default', events: result.events, tokenPoints: result.tokenPoints }]);
+    // Received over OTLP without their response bodies, Claude Code's request bodies wait in the database.
+    const receiver = new OtlpReceiver({ pipeline: new Pipeline(store, new Counters(), createLogger(() => {})), counters: new Counters(), now: Date.now, limits: DEFAULT_LIMITS });
+    const telemetry = fixture(path);
+    const unanswered = { ...telemetry, logs: telemetry.logs.filter((r) => r.attributes['event.name'] !== 'api_response_body') };
+    await receiver.export('waiting', 'logs', { telemetry: unanswered, ignored: {} }, 'otlp_http');
     await store.close();
     const utf8 = await storedText(db);
     // The check can fail: what was stored is there to be found.
     expect(utf8).toContain(result.events[0]?.requestId ?? 'default');
+    const bodies = telemetry.logs.filter((r) => r.attributes['event.name'] === 'api_request_body').length;
+    expect(utf8.includes('claude_request_bodies')).toBe(bodies > 0);
 
     for (const secret of secrets) {
       expect(events, secret).not.toContain(secret);

@@ -92,7 +92,7 @@ describe('Qwen Code 0.24.4', () => {
 
   it('the memory subagent in the main stream would be a false break: the separation is what prevents it', async () => {
     const merged = mapped(telemetry).events.map((e) => (e.type === 'snapshot' || e.type === 'turn' ? { ...e, agentId: 'main' } : e));
-    const { store: s } = await store({ events: merged, origins: [], tokenPoints: [], ignored: {}, rejected: [] });
+    const { store: s } = await store({ events: merged, origins: [], tokenPoints: [], halves: [], ignored: {}, rejected: [] });
     const breaks = await s.breaks('default', {}, {}, { limit: 10 });
     expect(breaks.items.map((b) => b.requestId)).toContain('chatcmpl-mem-51c0');
   });

@@ -3,26 +3,30 @@
 // message hashes. `api_request_body` carries the request JSON and a
 // request_body_id but not the request id, which exists only once the response
 // headers arrive; `api_response_body` names both. The two come in either
-// order, possibly in different export requests: the body is hashed and
-// dropped on arrival, and only the hashes wait (bounded, in bytes too) for the
-// other half. A body cut by Claude Code's content limit still gives what it holds.
+// order, possibly in different export requests and at different processes:
+// the body is hashed and dropped on arrival, and only the hashes wait
+// (bounded, in bytes too) for the other half, in the store when received
+// over OTLP (halves.ts). A body cut by Claude Code's content limit still
+// gives what it holds.
 import { hashValue } from '../../../core/hash.js';
 import { buildCutAnthropicSnapshot, buildSnapshot } from '../../../core/snapshot/index.js';
-import type { SnapshotContent } from '../../../core/types.js';
+import type { CacheEvent, SnapshotContent } from '../../../core/types.js';
 import { MAX_DEPTH, nestedDeeper } from '../../limits.js';
 import type { LogRecord } from '../records.js';
 import { count, eventTime, requireSession, text } from './attributes.js';
 import type { MappingContext, PendingSnapshot } from './context.js';
 import { snapshotEvent } from './events.js';
-import { ignored, MappingError, none, type Outcome } from './source.js';
+import type { Half } from './halves.js';
+import { ignored, MappingError, type Outcome } from './source.js';
 
+/** Session and request_body_id, as JSON: text that PostgreSQL stores whatever the ids hold (a NUL included). */
 function joinKey(record: LogRecord, bodyId: string): string {
-  return `${requireSession(record, record.attributes)}\u0000${bodyId}`;
+  return JSON.stringify([requireSession(record, record.attributes), bodyId]);
 }
 
-function emit(requestId: string, pending: PendingSnapshot): Outcome {
+function emit(requestId: string, pending: PendingSnapshot): CacheEvent[] {
   const { snapshot, sessionId, agentId, provider, ts } = pending;
-  return { events: [snapshotEvent({ requestId, sessionId, agentId, provider, ts }, snapshot)] };
+  return [snapshotEvent({ requestId, sessionId, agentId, provider, ts }, snapshot)];
 }
 
 /**
@@ -79,10 +83,19 @@ export function requestBody(record: LogRecord, context: MappingContext, agentId:
     ts: eventTime(record),
   };
   const key = joinKey(record, bodyId);
-  const requestId = context.claudeRequestIds.take(key);
-  if (requestId !== undefined) return emit(requestId, pending);
-  context.claudeBodies.set(key, pending);
-  return none;
+  const half: Half = {
+    key,
+    kind: 'claude_request_bodies',
+    value: pending,
+    join: (requestId) => emit(requestId as string, pending),
+    pairInMemory() {
+      const requestId = context.claudeRequestIds.take(key);
+      if (requestId !== undefined) return emit(requestId, pending);
+      context.claudeBodies.set(key, pending);
+      return [];
+    },
+  };
+  return { events: [], halves: [half] };
 }
 
 export function responseBody(record: LogRecord, context: MappingContext): Outcome {
@@ -92,8 +105,17 @@ export function responseBody(record: LogRecord, context: MappingContext): Outcom
   // Without both ids the request body cannot be given a request.
   if (bodyId === undefined || requestId === undefined) return ignored('no_request_id');
   const key = joinKey(record, bodyId);
-  const pending = context.claudeBodies.take(key);
-  if (pending !== undefined) return emit(requestId, pending);
-  context.claudeRequestIds.set(key, requestId);
-  return none;
+  const half: Half = {
+    key,
+    kind: 'claude_request_ids',
+    value: requestId,
+    join: (pending) => emit(requestId, pending as PendingSnapshot),
+    pairInMemory() {
+      const pending = context.claudeBodies.take(key);
+      if (pending !== undefined) return emit(requestId, pending);
+      context.claudeRequestIds.set(key, requestId);
+      return [];
+    },
+  };
+  return { events: [], halves: [half] };
 }

@@ -1,5 +1,6 @@
 // State that outlives one OTLP request: the halves of a join that arrived
-// first, waiting for the other half, which may come in a later request. Every
+// first, waiting for the other half, which may come in a later request (the
+// OTLP receiver keeps Claude Code's in the store instead: halves.ts). Every
 // table is bounded in entries and age, and the tables of a context together in
 // bytes, so a half that never finds its partner (a failed request has no
 // response body), or many large ones, cannot make memory grow. A join is
@@ -13,6 +14,9 @@ import { footprint } from './footprint.js';
 
 /** What the halves of one project may hold together, by default. */
 export const DEFAULT_WAITING_BYTES = 32 * 1024 ** 2;
+
+/** How long a half waits for its partner, by default. */
+export const MAX_WAIT_MS = 60 * 60_000;
 
 /** Why a half was dropped before its partner came and before its age ran out. */
 export type EvictionReason = 'entries' | 'bytes';
@@ -30,6 +34,12 @@ export interface ContextOptions {
   limits?: Limits;
   /** Told of every half dropped to stay within capacity or maxBytes, with its table's name. */
   evicted?: (table: string, reason: EvictionReason) => void;
+  /**
+   * Whether the halves of joins that may complete at another process (halves.ts)
+   * are left to the caller to pair through the store (Mapped.halves), rather than
+   * in this context's tables. Default false.
+   */
+  halvesInStore?: boolean;
 }
 
 /** What the tables of one context share: the clock, the undo list and the byte budget. */
@@ -178,9 +188,11 @@ export interface SnapshotParts {
 }
 
 export interface MappingContext {
-  /** Claude Code `api_request_body` snapshots by session + request_body_id, until `api_response_body` names the request id. */
+  /** See ContextOptions.halvesInStore. */
+  readonly halvesInStore: boolean;
+  /** Claude Code `api_request_body` snapshots by session + request_body_id, until `api_response_body` names the request id (unless halvesInStore). */
   readonly claudeBodies: Pending<PendingSnapshot>;
-  /** Claude Code request ids by session + request_body_id, when the response body came first. */
+  /** Claude Code request ids by session + request_body_id, when the response body came first (unless halvesInStore). */
   readonly claudeRequestIds: Pending<string>;
   /** `api_request` records (Gemini CLI, Qwen Code) by stream, waiting for the `api_response` of the same call. */
   readonly requestHalves: Pending<Timed<RequestHalf>[]>;
@@ -212,7 +224,7 @@ export interface MappingContext {
 export function createMappingContext(options: ContextOptions = {}): MappingContext {
   const shared: Shared = {
     capacity: options.capacity ?? 10_000,
-    maxAgeMs: options.maxAgeMs ?? 60 * 60_000,
+    maxAgeMs: options.maxAgeMs ?? MAX_WAIT_MS,
     maxBytes: options.maxBytes ?? DEFAULT_WAITING_BYTES,
     now: options.now ?? Date.now,
     undo: [],
@@ -222,6 +234,7 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
   };
   const table = <V>(name: string) => new Pending<V>(name, shared);
   return {
+    halvesInStore: options.halvesInStore ?? false,
     claudeBodies: table('claude_request_bodies'),
     claudeRequestIds: table('claude_request_ids'),
     requestHalves: table('request_halves'),

@@ -7,6 +7,7 @@ import type { TokenPoint } from '../../../store/store.js';
 import type { Telemetry } from '../records.js';
 import { claudeCode } from './claude-code.js';
 import type { MappingContext } from './context.js';
+import type { Half } from './halves.js';
 import { geminiCli } from './gemini-cli.js';
 import { genai } from './genai.js';
 import { tokenMetrics } from './metrics.js';
@@ -33,6 +34,8 @@ export interface Mapped {
   origins: string[];
   /** From token-usage metrics; they create no turns. */
   tokenPoints: TokenPoint[];
+  /** Halves of joins left to the caller to pair through the store (MappingContext.halvesInStore), with the record each came from. */
+  halves: { half: Half; origin: string }[];
   /** Records nothing uses, by reason; the caller knows the signal (an OTLP request carries one). */
   ignored: Record<string, number>;
   /** Recognised but malformed records. */
@@ -49,6 +52,7 @@ function mapEach<R>(
   records: readonly R[],
   offer: (source: Source, record: R) => Outcome | undefined,
   out: Mapped,
+  halvesInStore: boolean,
 ): void {
   records.forEach((record, index) => {
     let current = SOURCES[0]!;
@@ -62,8 +66,14 @@ function mapEach<R>(
       if (outcome === undefined) count(out, UNCLAIMED[signal]);
       else if ('ignored' in outcome) count(out, outcome.ignored);
       else if ('events' in outcome) {
-        out.events.push(...outcome.events);
-        for (let i = 0; i < outcome.events.length; i++) out.origins.push(`${signal}[${index}] (${current.name})`);
+        const origin = `${signal}[${index}] (${current.name})`;
+        const events = [...outcome.events];
+        for (const half of outcome.halves ?? []) {
+          if (halvesInStore) out.halves.push({ half, origin });
+          else events.push(...half.pairInMemory());
+        }
+        out.events.push(...events);
+        for (let i = 0; i < events.length; i++) out.origins.push(origin);
       }
       else out.tokenPoints.push(...outcome.tokenPoints);
     } catch (error) {
@@ -78,9 +88,10 @@ function count(out: Mapped, reason: string): void {
 }
 
 export function mapTelemetry(telemetry: Telemetry, context: MappingContext): Mapped {
-  const out: Mapped = { events: [], origins: [], tokenPoints: [], ignored: {}, rejected: [] };
-  mapEach('logs', telemetry.logs, (source, record) => source.log?.(record, context), out);
-  mapEach('spans', telemetry.spans, (source, span) => source.span?.(span, context), out);
-  mapEach('points', telemetry.points, (source, point) => source.point?.(point, context), out);
+  const out: Mapped = { events: [], origins: [], tokenPoints: [], halves: [], ignored: {}, rejected: [] };
+  const { halvesInStore } = context;
+  mapEach('logs', telemetry.logs, (source, record) => source.log?.(record, context), out, halvesInStore);
+  mapEach('spans', telemetry.spans, (source, span) => source.span?.(span, context), out, halvesInStore);
+  mapEach('points', telemetry.points, (source, point) => source.point?.(point, context), out, halvesInStore);
   return out;
 }

@@ -6,13 +6,15 @@ import type { CacheEvent } from '../../../core/types.js';
 import type { TokenPoint } from '../../../store/store.js';
 import type { LogRecord, MetricPoint, Span } from '../records.js';
 import type { MappingContext } from './context.js';
+import type { Half } from './halves.js';
 
 /**
  * A claimed record: its events (none while it waits for its other half, e.g.
- * a request body for its request id), its token points, or why it carries
- * nothing for cachebreak.
+ * a request body for its request id) and the halves it brings to a join
+ * that may complete at another process (halves.ts), its token points, or why
+ * it carries nothing for cachebreak.
  */
-export type Outcome = { events: CacheEvent[] } | { tokenPoints: TokenPoint[] } | { ignored: string };
+export type Outcome = { events: CacheEvent[]; halves?: Half[] } | { tokenPoints: TokenPoint[] } | { ignored: string };
 
 /** undefined: not this source's record. */
 export interface Source {
@@ -26,8 +28,6 @@ export interface Source {
 export class MappingError extends Error {
   override readonly name = 'MappingError';
 }
-
-export const none: Outcome = { events: [] };
 
 export function ignored(reason: string): Outcome {
   return { ignored: reason };

@@ -1,0 +1,85 @@
+// Storing what the proxy observed, off the call path: a proxied call is
+// answered before its event is even queued, and the queue is bounded. A few
+// workers hand the events to the pipeline one by one (the pipeline writes
+// those that arrive together in one transaction). A database that is slow,
+// locked or down holds the workers, not the calls: the queue fills, and each
+// event that finds it full is counted (queue_full) and dropped, as is each
+// event the store refused (store_failed). Closing waits a bounded time for
+// what is queued; what is left is counted (shutdown).
+import type { CacheEvent } from '../../core/types.js';
+import type { Pipeline } from '../pipeline.js';
+
+/** Events waiting to be stored, past which new ones are dropped: about a second of calls at full speed. */
+export const OBSERVATION_QUEUE_LIMIT = 256;
+/** Events handed to the pipeline at once. */
+const WORKERS = 4;
+/** How long closing waits for queued events before counting them as not stored. */
+export const OBSERVATION_DRAIN_MS = 5_000;
+
+export interface Observed {
+  project: string;
+  provider: string;
+  event: CacheEvent;
+  /** Whether the event carries usage (a turn) or is a snapshot alone. */
+  withUsage: boolean;
+}
+
+export type ObservationOutcome = 'turn' | 'snapshot_only' | 'store_failed' | 'queue_full' | 'shutdown';
+
+export class ObservationQueue {
+  private readonly waiting: Observed[] = [];
+  private working = 0;
+  private closed = false;
+  private drained: (() => void) | undefined;
+
+  constructor(
+    private readonly pipeline: Pipeline,
+    private readonly count: (observed: Observed, outcome: ObservationOutcome) => void,
+    private readonly storeFailed: (observed: Observed, error: unknown) => void,
+  ) {}
+
+  /** Queues an event to store; counted as dropped when the queue is full or closed. Never waits. */
+  offer(observed: Observed): void {
+    if (this.closed) {
+      this.count(observed, 'shutdown');
+      return;
+    }
+    if (this.waiting.length >= OBSERVATION_QUEUE_LIMIT) {
+      this.count(observed, 'queue_full');
+      return;
+    }
+    this.waiting.push(observed);
+    while (this.working < WORKERS && this.working < this.waiting.length) {
+      this.working++;
+      void this.work();
+    }
+  }
+
+  /** Takes no more; waits up to `waitMs` for what is queued and being stored, then counts the rest as not stored. */
+  async close(waitMs: number = OBSERVATION_DRAIN_MS): Promise<void> {
+    this.closed = true;
+    if (this.working > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.drained = resolve;
+        timer = setTimeout(resolve, waitMs);
+      });
+      clearTimeout(timer);
+    }
+    for (const observed of this.waiting.splice(0)) this.count(observed, 'shutdown');
+  }
+
+  private async work(): Promise<void> {
+    for (let observed = this.waiting.shift(); observed !== undefined; observed = this.waiting.shift()) {
+      try {
+        await this.pipeline.ingest(observed.project, [observed.event], 'proxy');
+        this.count(observed, observed.withUsage ? 'turn' : 'snapshot_only');
+      } catch (error) {
+        this.count(observed, 'store_failed');
+        this.storeFailed(observed, error);
+      }
+    }
+    this.working--;
+    if (this.working === 0) this.drained?.();
+  }
+}
