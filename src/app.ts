@@ -19,6 +19,7 @@ import { registerGrafana } from './serve/grafana/index.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { registerHealth } from './serve/health.js';
 import { registerMetrics } from './serve/metrics.js';
+import { refuseNulInUrl } from './serve/nul-bytes.js';
 import { registerBreaks } from './serve/rest/breaks.js';
 import { registerExternalBreaks } from './serve/rest/external-breaks.js';
 import { registerInsights } from './serve/rest/insights.js';
@@ -161,6 +162,7 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   app.use(requestContext());
   if (deps.selfTracing) app.use(deps.selfTracing);
   registerAuth(app, deps);
+  app.use(refuseNulInUrl());
   budgetBodies(app, deps);
 
   registerEvents(app, deps);

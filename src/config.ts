@@ -59,7 +59,8 @@ const UNITS: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, 
 
 export const bytes: Parser<number> = (raw, name) => {
   const match = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw.trim());
-  const unit = UNITS[match?.[2]?.toLowerCase() ?? 'x'];
+  const suffix = match?.[2]?.toLowerCase() ?? 'x';
+  const unit = Object.hasOwn(UNITS, suffix) ? UNITS[suffix] : undefined;
   if (!match || unit === undefined) {
     throw new ConfigError(`${name}: expected a size such as 16MiB, 512KB or 1048576, got "${raw}"`);
   }

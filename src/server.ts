@@ -19,6 +19,7 @@ import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
 import { startReaders, type ReaderPool } from './serve/readers/pool.js';
 import type { PriceOverrides } from './prices/index.js';
 import { lockDatabase, type DatabaseLock } from './store/lock.js';
+import { checkPatterns } from './ingest/tail/check.js';
 import { isPostgresUrl, openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { Counters } from './telemetry/counters.js';
@@ -26,6 +27,7 @@ import { seedCounters } from './telemetry/stored-counts.js';
 import type { BreakExport } from './telemetry/export.js';
 import { createLogger, type Logger } from './telemetry/logfmt.js';
 import type { SelfTracing } from './telemetry/tracing.js';
+import { Teardown, type Closers } from './teardown.js';
 
 export interface ServerOptions {
   host: string;
@@ -105,18 +107,28 @@ function within(promise: Promise<unknown>, ms: number): Promise<void> {
   return Promise.race([promise.then(() => undefined, () => undefined), timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Follows files inside the server (serve --tail): the same Tailer and sink as `cachebreak tail --db`. */
-async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pipeline, store: Store, project: string, log: Logger): Promise<Tailer> {
+/**
+ * Follows files inside the server (serve --tail): the same checks, Tailer and
+ * sink as `cachebreak tail --db`. The tailer is stopped with `ports`, even
+ * when its start fails.
+ */
+async function startTail(tail: NonNullable<ServerOptions['tail']>, pipeline: Pipeline, store: Store, project: string, log: Logger, ports: Closers): Promise<void> {
+  const notice = (message: string) => log.info('tail', { message });
+  try {
+    checkPatterns(tail.patterns, notice);
+  } catch (error) {
+    throw error instanceof ConfigError ? new ConfigError(`--tail: ${error.message}`) : error;
+  }
   const tailer = new Tailer({ ...tail }, pipelineSink(pipeline, store, project), {
-    notice: (message) => log.info('tail', { message }),
+    notice,
     rejected: (file, line, error) => {
       pipeline.rejected(project, 'tail', 1);
       log.warn('tail_rejected', { file, line, error });
     },
   });
+  ports.add(() => tailer.stop());
   await tailer.start();
   log.info('tail_started', { patterns: tail.patterns, files: tailer.totals().files });
-  return tailer;
 }
 
 /** Says at start whether the server is open, loudly, and what that means. */
@@ -198,6 +210,19 @@ function trimHalves(store: Store, log: Logger): { stop(): void } {
 }
 
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
+  const log = createLogger(stderr);
+  // Whatever started is closed by this one list, in reverse: on a failed start as by close().
+  const teardown = new Teardown((error) => log.error('close_failed', { message: error.message }));
+  try {
+    return await start(options, stderr, log, teardown);
+  } catch (error) {
+    await teardown.run();
+    throw error;
+  }
+}
+
+/** Starts each part and registers how it closes on `teardown`. */
+async function start(options: ServerOptions, stderr: (line: string) => void, log: Logger, teardown: Teardown): Promise<RunningServer> {
   const inflightLimit = options.inflightLimit ?? 4 * options.bodyLimit;
   // The largest gzip request holds its body twice: as sent and inflated.
   if (inflightLimit < 2 * options.bodyLimit) {
@@ -208,7 +233,6 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const headersTimeoutMs = options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS;
   const inflight = new InflightBudget(inflightLimit, Math.max(Math.floor(inflightLimit / 2), 2 * options.bodyLimit));
-  const log = createLogger(stderr);
   // A PostgreSQL database is shared by any number of servers: no lock, no checkpointer, no reader threads
   // (reads are queries like any other on the pool), and migrations run under an advisory lock as it opens.
   const shared = isPostgresUrl(options.db);
@@ -217,16 +241,10 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     sqlite: { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true },
   });
   let lock: DatabaseLock | undefined;
-  try {
-    if (!shared) lock = lockDatabase(options.db);
-  } catch (error) {
-    await store.close();
-    throw error;
-  }
-  const closeStore = () => store.close().finally(() => lock?.release());
+  teardown.add(() => store.close().finally(() => lock?.release()));
+  if (!shared) lock = lockDatabase(options.db);
   const openWithoutKeys = isLoopback(options.host) || options.insecureNoAuth === true;
   if (!openWithoutKeys && !(await store.hasActiveKeys())) {
-    await closeStore();
     throw new ConfigError(
       `refusing to serve ${options.host} with no API keys: anyone who can connect could read and write. ` +
         'Create keys first (cachebreak keys create --project NAME --scope ingest,read), ' +
@@ -255,22 +273,23 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
   // The OpenTelemetry SDK takes most of a second to load: only when it is used.
   const otel = options.otel;
   let breakExport: BreakExport | undefined;
+  let tracing: SelfTracing | undefined;
+  teardown.add(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS));
   if (otel?.breaks) {
     breakExport = (await import('./telemetry/export.js')).startBreakExport(otel.breaks, otel.serviceName);
     pipeline.subscribe(breakExport.emit);
     pipeline.subscribeRevisions(breakExport.emitRevision);
   }
-  const tracing: SelfTracing | undefined = otel?.traces && (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
+  if (otel?.traces) tracing = (await import('./telemetry/tracing.js')).startSelfTracing(otel.traces, otel.serviceName);
   // Read routes go to reader threads; writes, key checks and retention stay here.
   const readWorkers = shared ? 0 : (options.readWorkers ?? 1);
   let readers: ReaderPool | undefined;
   try {
     if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT, priceOverrides: options.priceOverrides ?? {} }, readWorkers, stderr);
   } catch (error) {
-    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
-    await closeStore();
     throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
   }
+  teardown.add(() => readers?.close());
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
   const app = buildApp({
     store,
@@ -289,6 +308,8 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     ...(readers ? { readers } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
+  // Every way in stops accepting at once, then lets its requests finish.
+  const ports = teardown.together();
   let server: ReturnType<typeof serve>;
   try {
     server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
@@ -297,11 +318,15 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
       started.once('error', reject);
     });
   } catch (error) {
-    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
-    await readers?.close();
-    await closeStore();
     throw new CannotListen(`cannot serve HTTP on ${options.host}:${options.port}: ${listenProblem(error)}; choose another --port (CACHEBREAK_PORT)`);
   }
+  ports.add(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      }),
+  );
   server.maxConnections = maxConnections;
   const { port } = server.address() as AddressInfo;
   let grpc: RunningGrpc | undefined;
@@ -310,6 +335,7 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     if (options.grpcPort !== undefined) {
       const { startGrpc } = await import('./ingest/otlp/grpc.js');
       grpc = await startGrpc(options.host, options.grpcPort, { receiver: otlp, auth, log, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections });
+      ports.add(() => grpc?.close());
     }
   } catch (error) {
     // gRPC is one of several ways in: a port taken (often by a local OpenTelemetry Collector
@@ -326,20 +352,17 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
         // The main port's limits, and its in-flight budget shared: both ports together hold at most --inflight-limit.
         { pipeline, counters, log, auth, store, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
       );
+      ports.add(() => proxy?.close());
     }
   } catch (error) {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await grpc?.close();
-    await within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS);
-    await readers?.close();
-    await closeStore();
     throw new CannotListen(`cannot serve the proxy on ${options.host}:${options.proxy?.port}: ${listenProblem(error)}; choose another --proxy-port`);
   }
   const prune = retention(store, options, log);
+  if (prune) ports.add(() => prune.stop());
   const trim = trimHalves(store, log);
-  const tailer = options.tail && (await startTail(options.tail, pipeline, store, options.project, log));
+  ports.add(() => trim.stop());
+  if (options.tail) await startTail(options.tail, pipeline, store, options.project, log, ports);
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-  let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,
     port,
@@ -348,22 +371,6 @@ export async function startServer(options: ServerOptions, stderr: (line: string)
     proxyUrl: proxy?.url,
     log,
     access,
-    close() {
-      closing ??= Promise.all([
-        new Promise<void>((resolve) => {
-          prune?.stop();
-          trim.stop();
-          server.close(() => resolve());
-          if ('closeIdleConnections' in server) server.closeIdleConnections();
-        }),
-        grpc?.close(),
-        proxy?.close(),
-        tailer?.stop(),
-      ])
-        .then(() => within(Promise.all([breakExport?.shutdown(), tracing?.shutdown()]), EXPORT_FLUSH_MS))
-        .then(() => readers?.close())
-        .then(closeStore);
-      return closing;
-    },
+    close: () => teardown.run(),
   };
 }

@@ -1,10 +1,9 @@
 // `cachebreak tail PATH|GLOB…`: follows telemetry outfiles, debug logs and
 // NDJSON event files as they grow, into a database (with --print, every break
 // on stdout) or a running server, until SIGINT or SIGTERM.
-import { accessSync, constants, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ConfigError, detectionOf } from '../config.js';
-import { compilePattern } from '../ingest/tail/glob.js';
+import { checkPatterns } from '../ingest/tail/check.js';
 import { pipelineSink, Tailer, TailStopped, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import { createLogger, printable } from '../telemetry/logfmt.js';
@@ -19,28 +18,6 @@ import { checkServerKey, serverTailSink } from './tail-server.js';
 const SHOWN = 20;
 /** A backlog this large gets a progress bar (on a terminal). */
 const PROGRESS_BYTES = 16 * 1024 ** 2;
-
-/** Unusable paths are errors at once; a path that does not exist yet is followed once it appears. */
-function checkPatterns(patterns: readonly string[], io: Io): void {
-  if (patterns.length === 0) throw new ConfigError('name at least one file or glob to follow, e.g. "~/.claude/debug/*.txt"; see --help');
-  for (const text of patterns) {
-    const pattern = compilePattern(text);
-    const path = pattern.glob ? pattern.base : pattern.absolute;
-    let directory: boolean;
-    try {
-      directory = statSync(path).isDirectory();
-    } catch {
-      io.stderr(`cachebreak tail: ${path} does not exist yet; it is followed from when it appears\n`);
-      continue;
-    }
-    if (!pattern.glob && directory) throw new ConfigError(`${text} is a directory; follow the files in it with a glob such as "${text}/*.txt"`);
-    try {
-      accessSync(path, directory ? constants.R_OK | constants.X_OK : constants.R_OK);
-    } catch {
-      throw new ConfigError(`cannot read ${path}: permission denied`);
-    }
-  }
-}
 
 /** Notices and rejected lines on stderr (stdout is for --print); a bar for large backlogs on a terminal. */
 function stderrReport(io: Io): TailReport & { finish(): void } {
@@ -136,7 +113,7 @@ export const tailCommand: Command<TailOptionName> = {
     if (values.print && values.server) {
       throw new ConfigError('--print needs --db: breaks are detected where the events are stored; with --server, read them from GET /v1/breaks or the server log');
     }
-    checkPatterns(positionals, io);
+    checkPatterns(positionals, (message) => io.stderr(`cachebreak tail: ${message}\n`));
     if (values.server) {
       try {
         await checkServerKey(values.server, values.key);

@@ -56,18 +56,25 @@ const STORED_JSON = ['diagnostics', 'params', 'thinking', 'toolChoice'] as const
 
 const IDS = ['requestId', 'sessionId', 'agentId', 'model'] as const;
 
+/** Stored as text, which in PostgreSQL cannot hold a NUL byte: refused on both stores alike. */
+const TEXTS = [...IDS, 'provider'] as const;
+
 /**
  * Why `event` exceeds `limits`, or undefined: ids, names and tools within
  * --max-string and --max-tools also when they were read from raw tool
- * definitions, OTLP attributes or a tailed line, and stored free-form JSON
- * within MAX_DEPTH and --max-json.
+ * definitions, OTLP attributes or a tailed line, ids and the provider
+ * without a NUL byte, and stored free-form JSON within MAX_DEPTH and --max-json.
  */
 export function eventProblem(event: CacheEvent, limits: Limits): { field: string; problem: string } | undefined {
   const tooLong = `longer than ${limits.maxString} characters (${LIMIT_OPTIONS.maxString})`;
-  const fields = event as Partial<Record<(typeof IDS)[number] | (typeof STORED_JSON)[number], unknown>>;
+  const fields = event as Partial<Record<(typeof TEXTS)[number] | (typeof STORED_JSON)[number], unknown>>;
   for (const field of IDS) {
     const value = fields[field];
     if (typeof value === 'string' && value.length > limits.maxString) return { field, problem: tooLong };
+  }
+  for (const field of TEXTS) {
+    const value = fields[field];
+    if (typeof value === 'string' && value.includes('\0')) return { field, problem: 'contains a NUL byte (\\u0000), which no stored value holds; remove it' };
   }
   if (event.type !== 'usage' && event.tools) {
     const { tools } = event;

@@ -108,6 +108,15 @@ describe('cachebreak serve: defaults', () => {
   });
 });
 
+describe('cachebreak serve: sizes', () => {
+  it('take the units of --help only; the name of an Object.prototype member is no unit', () => {
+    expect(parse(['--body-limit', '2 KiB'])).toMatchObject({ 'body-limit': 2048 });
+    for (const unit of ['constructor', '__proto__', 'toString', 'x']) {
+      expect(() => parse(['--body-limit', `5${unit}`])).toThrow(`--body-limit: expected a size such as 16MiB, 512KB or 1048576, got "5${unit}"`);
+    }
+  });
+});
+
 describe('cachebreak serve: environment', () => {
   it('has a row here for every option serve declares', () => {
     expect([...ROWS.map((r) => r.option), 'prices'].sort()).toEqual([...serveCommand.options].sort());

@@ -18,10 +18,10 @@ interface Finished {
   stderr: string;
 }
 
-/** Runs `cachebreak serve ARGS` to its exit (bounded): for starts that must fail. */
-function serveToExit(args: readonly string[], timeoutMs = 20_000): Promise<Finished> {
+/** Runs `cachebreak serve ARGS` (or `proxy`) to its exit (bounded): for starts that must fail. */
+function serveToExit(args: readonly string[], timeoutMs = 20_000, command: 'serve' | 'proxy' = 'serve'): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, command, '--host', '127.0.0.1', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -116,6 +116,52 @@ describe('serve: failures to start are one line, exit 1', () => {
     expect(existsSync(`${first.db}.lock`)).toBe(true);
     const second = await startServer({ db: first.db, args: ['--grpc-port', 'off'] });
     expect((await postEvents(second.url, [])).status).toBe(200);
+  });
+});
+
+/** A port free now: bound once, then released. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Whether `port` can be bound on loopback now. */
+async function canListen(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+// The tail starts after every port is bound: a --tail that cannot be followed
+// must close them all again, or the process would stay up on its listening ports.
+describe('serve and proxy: a --tail that cannot be followed', () => {
+  const cases = [
+    { name: 'a directory named without a glob', tail: (dir: string) => dir, message: (dir: string) => `--tail: ${dir} is a directory; follow the files in it with a glob such as "${dir}/*.txt"` },
+    {
+      name: 'a glob that is no glob',
+      tail: (dir: string) => join(dir, '[z-a].log'),
+      message: (dir: string) => `--tail: ${join(dir, '[z-a].log')} is not a path or glob (Invalid regular expression: /^[z-a]\\.log$/: Range out of order in character class); character classes such as [a-z] must be in order`,
+    },
+  ];
+  it.each(cases)('$name: one line, exit 2, every port and the database free again', async ({ tail, message }) => {
+    const dir = tempDir();
+    const db = join(dir, 'a.db');
+    const [http, grpc, proxy] = [await freePort(), await freePort(), await freePort()];
+    const started = Date.now();
+    const run = await serveToExit(['--port', String(http), '--grpc-port', String(grpc), '--proxy-port', String(proxy), '--db', db, '--tail', tail(dir)], 20_000, 'proxy');
+    expect(run.code).toBe(2);
+    expect(problems(run.stderr)).toEqual([`cachebreak proxy: ${message(dir)}`]);
+    // Exits as soon as it has closed what it opened: no port kept the process up.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await canListen(http)).toBe(true);
+    expect(await canListen(grpc)).toBe(true);
+    expect(await canListen(proxy)).toBe(true);
+    expect(existsSync(`${db}.lock`)).toBe(false);
   });
 });
 

@@ -33,6 +33,8 @@ describe('OpenAI Chat Completions snapshot', () => {
     };
     expect(ttl((b) => (b.prompt_cache_retention = 'in_memory'))).toBe('5m');
     expect(ttl((b) => (b.prompt_cache_retention = 'forever'))).toBe('forever');
+    // Names of Object.prototype's members are values like any other.
+    for (const name of ['constructor', '__proto__', 'toString']) expect(ttl((b) => (b.prompt_cache_retention = name))).toBe(name);
     expect(ttl((b) => delete b.prompt_cache_retention)).toBeUndefined();
     expect(ttl((b) => (b.prompt_cache_options = { ttl: '30m' }))).toBe('30m');
   });

@@ -24,6 +24,7 @@ const SESSIONS = Object.keys(REALISTIC_TURNS);
 const post = (url: string, body: Buffer | readonly Buffer[] | string, headers: Record<string, string> = JSON_TYPE) =>
   rawRequest(url, '/v1/events', { method: 'POST', headers, body: typeof body === 'string' ? Buffer.from(body) : body });
 const get = (url: string, path: string) => rawRequest(url, path);
+const grafanaQuery = (url: string, body: unknown) => rawRequest(url, '/grafana/json/query', { method: 'POST', headers: JSON_TYPE, body: Buffer.from(JSON.stringify(body)) });
 
 /** A valid JSON body larger than the limit. */
 const oversized = () => Buffer.from(JSON.stringify({ events: realisticBatch(), padding: 'x'.repeat(LIMIT) }));
@@ -83,6 +84,46 @@ const ERROR_CASES: ErrorCase[] = [
   // The store refuses a session filter on stats (kept per minute, not per
   // session); the route must not silently answer unfiltered totals instead.
   { name: 'GET /v1/stats?sessionId=sess_A', send: (u) => get(u, '/v1/stats?sessionId=sess_A'), status: 400, code: 'bad_request', message: 'sessionId: ' },
+  // Names of Object.prototype's members are no parameter value, asset or ad hoc filter key.
+  ...['__proto__', 'constructor', 'toString', 'hasOwnProperty'].flatMap((name): ErrorCase[] => [
+    { name: `UI /sessions?order=${name}`, send: (u) => get(u, `/sessions?order=${name}`), status: 400, code: 'bad_request', message: `order: expected one of recent, worst_cache_rate, extra_cost, got "${name}"` },
+    { name: `UI /?range=${name}`, send: (u) => get(u, `/?range=${name}`), status: 400, code: 'bad_request', message: `range: expected one of 1h, 24h, 7d, 30d, all, got "${name}"` },
+    { name: `UI asset /ui/${name}`, send: (u) => get(u, `/ui/${name}`), status: 404, code: 'not_found', message: `no route GET /ui/${name}` },
+    {
+      name: `Grafana ad hoc filter key ${name}`,
+      send: (u) => grafanaQuery(u, { targets: [{ target: 'summary', refId: 'A' }], filters: [{ key: name, operator: '=', value: 'x' }] }),
+      status: 400,
+      code: 'bad_request',
+      message: `filters: no ad hoc filter key "${name}"`,
+    },
+  ]),
+  // A NUL byte is in no stored value (PostgreSQL's text cannot hold one): refused on both stores alike, naming the field.
+  ...(
+    [
+      ['GET /v1/breaks?model=', (u) => get(u, '/v1/breaks?model=claude%00'), 'model'],
+      ['GET /v1/breaks?sessionId=', (u) => get(u, '/v1/breaks?sessionId=sess_A%00'), 'sessionId'],
+      ['GET /v1/breaks?reason=', (u) => get(u, '/v1/breaks?reason=%00'), 'reason'],
+      ['GET /v1/breaks/:requestId', (u) => get(u, '/v1/breaks/req_01%00'), 'path'],
+      ['GET /v1/breaks/agreement?agentId=', (u) => get(u, '/v1/breaks/agreement?agentId=a%00b'), 'agentId'],
+      ['GET /v1/sessions?agentId=', (u) => get(u, '/v1/sessions?agentId=a%00b'), 'agentId'],
+      ['GET /v1/sessions?provider=', (u) => get(u, '/v1/sessions?provider=openai,%00'), 'provider'],
+      ['GET /v1/sessions/:sessionId/turns', (u) => get(u, '/v1/sessions/sess_A%00/turns'), 'path'],
+      ['GET /v1/stats?model=', (u) => get(u, '/v1/stats?model=%00'), 'model'],
+      ['Grafana (Infinity) /grafana/breaks?sessionId=', (u) => get(u, '/grafana/breaks?sessionId=sess_A%00'), 'sessionId'],
+      ['Grafana (Infinity) /grafana/sessions?model=', (u) => get(u, '/grafana/sessions?model=%00'), 'model'],
+      ['UI /sessions?q=', (u) => get(u, '/sessions?q=sess%00'), 'q'],
+      ['Grafana ad hoc filter value', (u) => grafanaQuery(u, { targets: [{ target: 'summary', refId: 'A' }], filters: [{ key: 'model', operator: '=', value: 'claude\0' }] }), 'filters[0].value'],
+      ['Grafana payload', (u) => grafanaQuery(u, { targets: [{ target: 'breaks', refId: 'A', payload: { sessionId: ['sess_A', 'sess_B\0'] } }] }), 'targets[0].payload.sessionId[1]'],
+      ['Grafana code-mode payload', (u) => grafanaQuery(u, { targets: [{ target: 'breaks', refId: 'A', payload: JSON.stringify({ agentId: 'a\0' }) }] }), 'payload.agentId'],
+      ['Grafana tag values', (u) => rawRequest(u, '/grafana/json/tag-values', { method: 'POST', headers: JSON_TYPE, body: Buffer.from(JSON.stringify({ key: 'model\0' })) }), 'key'],
+    ] as [string, ErrorCase['send'], string][]
+  ).map(([name, send, field]): ErrorCase => ({
+    name: `NUL byte in ${name}`,
+    send,
+    status: 400,
+    code: 'bad_request',
+    message: `${field}: contains a NUL byte (%00, \\u0000), which no stored value holds`,
+  })),
   // Not found.
   { name: 'unknown route', send: (u) => get(u, '/v1/sessionz'), status: 404, code: 'not_found', message: 'no route GET /v1/sessionz' },
   { name: 'unknown method on a route', send: (u) => rawRequest(u, '/v1/breaks', { method: 'DELETE' }), status: 404, code: 'not_found', message: 'no route DELETE /v1/breaks' },

@@ -90,6 +90,34 @@ describe('limits on every way in', () => {
     expect(await requestIds(server)).toEqual(['good']);
   });
 
+  it('HTTP /v1/events: a NUL byte in an id or the provider is that event\'s rejection, on both stores alike', async () => {
+    const server = await startOtlpServer();
+    const nul = 'contains a NUL byte (\\u0000), which no stored value holds; remove it';
+    const reply = await post(server, '/v1/events', [
+      snapshot('nul\0request'),
+      snapshot('nul_session', { sessionId: 's\0' }),
+      snapshot('nul_agent', { agentId: '\0' }),
+      snapshot('nul_model', { model: 'claude-sonnet-4-5\0' }),
+      snapshot('nul_provider', { provider: 'anthropic\0' }),
+      snapshot('good'),
+    ]);
+    expect(reply).toEqual({
+      status: 200,
+      body: {
+        accepted: 1,
+        duplicates: 0,
+        rejected: [
+          { index: 0, field: 'requestId', error: `events[0].requestId: ${nul}` },
+          { index: 1, field: 'sessionId', error: `events[1].sessionId: ${nul}` },
+          { index: 2, field: 'agentId', error: `events[2].agentId: ${nul}` },
+          { index: 3, field: 'model', error: `events[3].model: ${nul}` },
+          { index: 4, field: 'provider', error: `events[4].provider: ${nul}` },
+        ],
+      },
+    });
+    expect(await requestIds(server)).toEqual(['good']);
+  });
+
   it('OTLP/HTTP logs: raw tool definitions and diagnostics in native records are held to the same limits', async () => {
     const server = await startOtlpServer();
     const record = (fields: Record<string, unknown>) => ({ timeUnixNano: `${T0}000000`, eventName: `prompt_cache.${String(fields.type)}`, attributes: attributes({ ...fields, type: undefined }).filter((a) => a.key !== 'type') });
@@ -151,20 +179,23 @@ describe('limits on every way in', () => {
     expect(await requestIds(server)).toEqual([`${'a'.repeat(32)}:${'2'.repeat(16)}`]);
   });
 
-  it('OTLP/HTTP metrics: a token point whose model label is over --max-string is rejected', async () => {
+  it.each([
+    ['over --max-string', LONG, `model ${TOO_LONG}`],
+    ['with a NUL byte', 'claude\0', 'model contains a NUL byte (\\u0000), which no stored value holds; remove it'],
+  ])('OTLP/HTTP metrics: a token point whose model label is %s is rejected', async (_, model, problem) => {
     const server = await startOtlpServer();
     const point = (model: string) => ({ startTimeUnixNano: `${T0}000000`, timeUnixNano: `${T0 + 60_000}000000`, asInt: '100', attributes: attributes({ type: 'input', model }) });
     const reply = await post(server, '/v1/metrics', {
       resourceMetrics: [
         {
           resource: { attributes: attributes({ 'service.name': 'claude-code' }) },
-          scopeMetrics: [{ scope: {}, metrics: [{ name: 'claude_code.token.usage', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: [point(LONG), point('claude-sonnet-4-5')] } }] }],
+          scopeMetrics: [{ scope: {}, metrics: [{ name: 'claude_code.token.usage', sum: { aggregationTemporality: 1, isMonotonic: true, dataPoints: [point(model), point('claude-sonnet-4-5')] } }] }],
         },
       ],
     });
     expect(reply).toEqual({
       status: 200,
-      body: { partialSuccess: { rejectedDataPoints: '1', errorMessage: `1 record(s) rejected: points[0] (metrics): claude_code.token.usage: model ${TOO_LONG}` } },
+      body: { partialSuccess: { rejectedDataPoints: '1', errorMessage: `1 record(s) rejected: points[0] (metrics): claude_code.token.usage: ${problem}` } },
     });
   });
 

@@ -114,6 +114,45 @@ describe('bad OTLP input', () => {
     await stillIntact();
   });
 
+  it('names of Object.prototype members as an event name, a metric name or an auth_type are values like any other', async () => {
+    await seeded();
+    const attribute = (key: string, value: string | number) => ({ key, value: typeof value === 'number' ? { intValue: String(value) } : { stringValue: value } });
+    const at = String(Date.parse('2026-11-30T11:00:00Z') * 1e6);
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      const log = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ eventName: name, timeUnixNano: at, attributes: [attribute('event.name', name)] }] }] }] };
+      const sum = (type: string) => ({ aggregationTemporality: 1, isMonotonic: true, dataPoints: [{ asInt: '5', timeUnixNano: at, attributes: [attribute('type', type)] }] });
+      const metric = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name, sum: sum('input') }, { name: 'qwen-code.token.usage', sum: sum(name) }] }] }] };
+      const qwen = {
+        resourceLogs: [
+          {
+            resource: { attributes: [attribute('service.name', 'qwen-code')] },
+            scopeLogs: [
+              {
+                logRecords: [
+                  {
+                    timeUnixNano: at,
+                    attributes: [
+                      attribute('event.name', 'qwen-code.api_response'),
+                      attribute('session.id', `sess_${name}`),
+                      attribute('model', 'qwen3-coder-plus'),
+                      attribute('input_token_count', 100),
+                      attribute('auth_type', name),
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      };
+      for (const [path, body] of [['/v1/logs', log], ['/v1/metrics', metric], ['/v1/logs', qwen]] as const) {
+        const reply = await post(server, path, JSON.stringify(body), JSON_TYPE);
+        expect({ status: reply.status, body: JSON.parse(reply.body.toString()) }, `${name} in ${path}: ${JSON.stringify(body).slice(0, 80)}`).toEqual({ status: 200, body: {} });
+      }
+    }
+    await stillIntact();
+  });
+
   it('a content type other than protobuf or JSON: 415, answered in JSON', async () => {
     await seeded();
     const reply = await post(server, '/v1/logs', realRequest, { 'content-type': 'text/plain' });

@@ -201,6 +201,14 @@ describe('OTLP protobuf decoding of hand-built messages', () => {
     expect(decoded.telemetry.points).toMatchObject([{ metric: 'sum', kind: 'sum', temporality: 'cumulative', monotonic: true, value: 2 }]);
   });
 
+  it('reads a temporality named after a member of Object.prototype as unspecified', () => {
+    for (const aggregationTemporality of ['constructor', '__proto__', 'toString']) {
+      const body = { resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'sum', sum: { aggregationTemporality, dataPoints: [{ asDouble: 2 }] } }] }] }] };
+      const decoded = decodeRequest('metrics', 'json', Buffer.from(JSON.stringify(body)));
+      expect(decoded.telemetry.points).toMatchObject([{ metric: 'sum', temporality: 'unspecified', value: 2 }]);
+    }
+  });
+
   it('refuses truncated messages, invalid wire types and values nested without end', () => {
     const record = Buffer.concat([bytes(12, 'prompt_cache.turn'), bytes(6, keyValue('k', bytes(1, 'value')))]);
     const whole = logsRequest([record]);

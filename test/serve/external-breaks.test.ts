@@ -94,6 +94,21 @@ describe('/v1/breaks/external', () => {
     expect((await get('/v1/breaks/external?from=later')).status).toBe(400);
   });
 
+  it('POST rejects a report with a NUL byte in any text field, by index and field, on both stores alike', async () => {
+    const { app, get } = await storeApp();
+    const wire = (b: ExternalBreak) => ({ ...b, ts: new Date(b.ts).toISOString() });
+    const fields = ['harness', 'sessionId', 'agentId', 'source', 'reason', 'diffPath', 'file'] as const;
+    const breaks = [...fields.map((field, i) => ({ ...wire(report(i)), [field]: 'x\0' })), wire(report(fields.length))];
+    const response = await app.request('/v1/breaks/external', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ breaks }) });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      accepted: 1,
+      duplicates: 0,
+      rejected: fields.map((field, index) => ({ index, field, error: `breaks[${index}].${field}: contains a NUL byte (\\u0000), which no stored value holds; remove it` })),
+    });
+    expect((await get('/v1/breaks/external')).body.breaks).toEqual([{ ...wire(report(fields.length)), joined: null }]);
+  });
+
   it('POST refuses a body that is not {"breaks": [...]}', async () => {
     const { app } = await storeApp();
     const post = (body: string, type = 'application/json') => app.request('/v1/breaks/external', { method: 'POST', headers: { 'content-type': type }, body });

@@ -35,7 +35,7 @@ function cacheSettings(body: JsonObject, markers: readonly Marker[], sizes: Pref
     control.ttl = expectString(options.ttl, 'prompt_cache_options.ttl');
   } else if (body.prompt_cache_retention !== undefined && body.prompt_cache_retention !== null) {
     const retention = expectString(body.prompt_cache_retention, 'prompt_cache_retention');
-    control.ttl = RETENTION_TTL[retention] ?? retention;
+    control.ttl = Object.hasOwn(RETENTION_TTL, retention) ? RETENTION_TTL[retention] : retention;
   }
   if (body.prompt_cache_key !== undefined && body.prompt_cache_key !== null) {
     control.key = hashString(expectString(body.prompt_cache_key, 'prompt_cache_key'));

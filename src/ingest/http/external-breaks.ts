@@ -14,21 +14,24 @@ import { jsonProblem } from '../json-problem.js';
 import { timeProblem } from '../../time.js';
 
 const count = z.number().int().nonnegative().nullable().optional();
-const label = z.string().min(1).max(256);
+/** Stored as text, which in PostgreSQL cannot hold a NUL byte: refused on both stores alike. */
+const text = (min: number, max: number) =>
+  z.string().min(min).max(max).refine((value) => !value.includes('\0'), 'contains a NUL byte (\\u0000), which no stored value holds; remove it');
+const label = text(1, 256);
 
 const externalBreakInput = z.object({
-  harness: z.string().min(1).max(64),
+  harness: text(1, 64),
   sessionId: label,
   agentId: label.optional().describe('The stream as cachebreak names it; default "main"'),
-  source: z.string().max(256).optional().describe("The harness's own name of the request's origin"),
+  source: text(0, 256).optional().describe("The harness's own name of the request's origin"),
   ts: timestamp,
-  reason: z.string().min(1).max(2_000).describe("The harness's reason text, verbatim"),
+  reason: text(1, 2_000).describe("The harness's reason text, verbatim"),
   callNumber: count,
   previousCacheReadTokens: count,
   currentCacheReadTokens: count,
   cacheCreationTokens: count,
-  diffPath: z.string().max(4_096).nullable().optional(),
-  file: z.string().max(4_096).nullable().optional(),
+  diffPath: text(0, 4_096).nullable().optional(),
+  file: text(0, 4_096).nullable().optional(),
   line: count,
 });
 

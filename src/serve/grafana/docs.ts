@@ -18,7 +18,7 @@ export const GRAFANA_ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'POST',
     path: '/grafana/json/query',
-    summary: 'simPod: runs each target (target = query name, payload = its parameters; range, intervalMs and ad hoc filters from the request): time series or tables',
+    summary: 'simPod: runs each target (target = query name, payload = its parameters; range, intervalMs and ad hoc filters from the request, on the tag-keys only): time series or tables',
   },
   { method: 'POST', path: '/grafana/json/variable', summary: 'simPod: values of a dimension as [{__text, __value}]; the body {"target": "model"} (or simPod\'s {"payload": {"target": "model"}, "range": …}); the last 24 hours unless range says otherwise' },
   { method: 'POST', path: '/grafana/json/tag-keys', summary: 'simPod: the ad hoc filter keys (model, provider, agentId, reason, sessionId)' },

@@ -10,17 +10,17 @@ const require = createRequire(import.meta.url);
 const uplot = (file: string) => readFileSync(require.resolve(`uplot/dist/${file}`), 'utf8');
 
 const JS = 'text/javascript; charset=utf-8';
-const ASSETS: Record<string, { type: string; body: () => string }> = {
-  'uplot.js': { type: JS, body: () => uplot('uPlot.iife.min.js') },
-  'uplot.css': { type: 'text/css; charset=utf-8', body: () => uplot('uPlot.min.css') },
-  'ui.js': { type: JS, body: () => CLIENT_SCRIPT },
-};
+const ASSETS = new Map<string, { type: string; body: () => string }>([
+  ['uplot.js', { type: JS, body: () => uplot('uPlot.iife.min.js') }],
+  ['uplot.css', { type: 'text/css; charset=utf-8', body: () => uplot('uPlot.min.css') }],
+  ['ui.js', { type: JS, body: () => CLIENT_SCRIPT }],
+]);
 
 export function registerAssets(app: Hono<AppEnv>): void {
   const loaded = new Map<string, string>();
   app.get('/ui/:asset', (c) => {
     const name = c.req.param('asset');
-    const asset = ASSETS[name];
+    const asset = ASSETS.get(name);
     if (!asset) return c.notFound();
     let body = loaded.get(name);
     if (body === undefined) loaded.set(name, (body = asset.body()));

@@ -38,7 +38,7 @@ export function uiRangeOf(c: Context, now: number): UiRange {
     return { from: range.from, to: range.to ?? now, preset: null, label: 'custom range', query };
   }
   const key = c.req.query('range') ?? DEFAULT_PRESET;
-  const preset = PRESETS[key];
+  const preset = Object.hasOwn(PRESETS, key) ? PRESETS[key] : undefined;
   if (!preset) {
     throw new CachebreakError('bad_request', `range: expected one of ${Object.keys(PRESETS).join(', ')}, got "${key.slice(0, 20)}"`, 'or give from and to');
   }

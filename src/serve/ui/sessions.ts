@@ -27,7 +27,7 @@ export function registerSessionList(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/sessions', async (c) => {
     const range = uiRangeOf(c, deps.now());
     const order = (c.req.query('order') ?? 'recent') as SessionOrder;
-    if (!(order in ORDERS)) {
+    if (!Object.hasOwn(ORDERS, order)) {
       throw new CachebreakError('bad_request', `order: expected one of ${Object.keys(ORDERS).join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=worst_cache_rate');
     }
     const q = (c.req.query('q') ?? '').trim();

@@ -154,6 +154,12 @@ const TEMPORALITY: Record<string, Temporality> = {
   AGGREGATION_TEMPORALITY_CUMULATIVE: 'cumulative',
 };
 
+/** A temporality by number or name; anything else is unspecified. */
+function temporalityOf(raw: unknown): Temporality {
+  const key = String(raw ?? 0);
+  return Object.hasOwn(TEMPORALITY, key) ? TEMPORALITY[key]! : 'unspecified';
+}
+
 function metric(origin: Origin, m: Json, out: Decoded): void {
   const name = text(m.name, 'name');
   const kind: MetricPoint['kind'] | undefined =
@@ -163,7 +169,7 @@ function metric(origin: Origin, m: Json, out: Decoded): void {
     return;
   }
   const data = object(kind === 'histogram' ? (m.histogram ?? m.exponentialHistogram) : m[kind], kind);
-  const temporality = kind === 'gauge' ? 'unspecified' : (TEMPORALITY[String(data.aggregationTemporality ?? 0)] ?? 'unspecified');
+  const temporality = kind === 'gauge' ? 'unspecified' : temporalityOf(data.aggregationTemporality);
   const monotonic = kind === 'sum' && data.isMonotonic === true;
   for (const value of list(data.dataPoints, 'dataPoints')) {
     const p = object(value, 'dataPoints');

@@ -76,7 +76,7 @@ function seriesOf(point: MetricPoint): string {
 }
 
 function tokenPoint(point: MetricPoint, context: MappingContext): Outcome | undefined {
-  const metric = METRICS[point.metric];
+  const metric = Object.hasOwn(METRICS, point.metric) ? METRICS[point.metric] : undefined;
   if (metric === undefined) return undefined;
   if (point.metric === 'gen_ai.client.token.usage' && OWN_COUNTER.has(serviceName(point) ?? point.scope.name)) {
     return ignored('covered_by_harness_metric');
@@ -85,7 +85,7 @@ function tokenPoint(point: MetricPoint, context: MappingContext): Outcome | unde
   if (point.kind === 'sum' && !point.monotonic) return ignored('not_monotonic');
   if (point.temporality === 'unspecified') return ignored('unspecified_temporality');
   const type = text(point.attributes, metric.typeKey);
-  const kind = type === undefined ? undefined : metric.kinds[type];
+  const kind = type !== undefined && Object.hasOwn(metric.kinds, type) ? metric.kinds[type] : undefined;
   if (kind === undefined) return ignored('unknown_token_type');
   if (!Number.isFinite(point.value) || point.value < 0) {
     throw new MappingError(`${point.metric}: expected a non-negative token count, got ${point.value}`);
@@ -93,6 +93,7 @@ function tokenPoint(point: MetricPoint, context: MappingContext): Outcome | unde
   const model = firstText(point.attributes, ['model', 'gen_ai.response.model', 'gen_ai.request.model']) ?? '';
   const { maxString } = context.limits;
   if (model.length > maxString) throw new MappingError(`${point.metric}: model longer than ${maxString} characters (${LIMIT_OPTIONS.maxString})`);
+  if (model.includes('\0')) throw new MappingError(`${point.metric}: model contains a NUL byte (\\u0000), which no stored value holds; remove it`);
   const outside = timeProblem(point.timeMs);
   if (outside !== undefined) throw new MappingError(`${point.metric}: time ${outside}`);
   return {

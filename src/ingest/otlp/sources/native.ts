@@ -101,7 +101,8 @@ export function nativeEventJson(type: EventType, record: LogRecord): Record<stri
 export const native: Source = {
   name: 'native',
   log(record, context) {
-    const type = TYPES[eventName(record)];
+    const name = eventName(record);
+    const type = Object.hasOwn(TYPES, name) ? TYPES[name] : undefined;
     if (type === undefined) return undefined;
     const converted = toCacheEvent(nativeEventJson(type, record), context.limits);
     if (!converted.ok) throw new MappingError(converted.error);

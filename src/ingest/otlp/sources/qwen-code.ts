@@ -65,6 +65,11 @@ const PROVIDER_BY_AUTH: Readonly<Record<string, string>> = {
   openai: 'openai',
 };
 
+/** The provider of an auth_type; OpenAI's compatible API for any other. */
+function providerOf(authType: string | undefined): string {
+  return authType !== undefined && Object.hasOwn(PROVIDER_BY_AUTH, authType) ? PROVIDER_BY_AUTH[authType]! : 'openai';
+}
+
 /** The stream both records of a call name. */
 function streamKey(sessionId: string, promptId: string | undefined, agentId: string): string {
   return ['qwen-code', sessionId, agentId, promptId ?? ''].join('\u0000');
@@ -122,7 +127,7 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
     requestId: text(a, 'response_id') ?? derivedRequestId('qwen-code', [sessionId, promptId, a['event.timestamp'], model]),
     sessionId,
     agentId: qwenAgent(promptId, text(a, 'subagent_name')),
-    provider: PROVIDER_BY_AUTH[text(a, 'auth_type') ?? ''] ?? 'openai',
+    provider: providerOf(text(a, 'auth_type')),
     model,
     startMs: endMs - (millis(a, 'duration_ms') ?? 0),
     endMs,

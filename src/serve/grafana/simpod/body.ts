@@ -3,6 +3,7 @@
 import type { Context } from 'hono';
 import { CachebreakError } from '../../../errors.js';
 import { readBody } from '../../../ingest/http/body.js';
+import { refuseNulInJson } from '../../nul-bytes.js';
 import type { ParamSource } from '../params.js';
 
 export type Json = Record<string, unknown>;
@@ -21,6 +22,7 @@ export async function jsonBody(c: Context, limit: number): Promise<Json> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new CachebreakError('invalid_body', 'the body is not a JSON object', 'send the JSON request the simPod datasource sends');
   }
+  refuseNulInJson(body, '');
   return body as Json;
 }
 
@@ -42,6 +44,7 @@ export function payloadOf(raw: unknown): Json {
     } catch {
       throw new CachebreakError('bad_request', 'payload: not JSON', 'e.g. {"groupBy": "model"}');
     }
+    refuseNulInJson(value, 'payload');
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new CachebreakError('bad_request', 'payload: expected a JSON object', 'e.g. {"groupBy": "model"}');

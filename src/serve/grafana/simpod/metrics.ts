@@ -31,12 +31,13 @@ export function registerMetrics(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.post('/grafana/json/metric-payload-options', async (c) => {
     const body = await jsonBody(c, deps.queryBodyLimit);
     const query = QUERY_BY_NAME.get(String(body.metric));
-    const spec = query?.params[String(body.name)];
+    const param = String(body.name);
+    const spec = query && Object.hasOwn(query.params, param) ? query.params[param] : undefined;
     if (!spec) return c.json([]);
     if (spec.choices) return c.json(spec.choices.map((value) => ({ label: value, value })));
     if (!spec.variable) return c.json([]);
     // The dimension's values in the request's range (the last 24 hours when it sends none).
-    const base: Record<string, string[]> = { ...rangeBase(body), dimension: [String(body.name)] };
+    const base: Record<string, string[]> = { ...rangeBase(body), dimension: [param] };
     const frame = await valuesQuery.run({ store: deps.store, project: c.var.project, now: deps.now() }, (name) => base[name]);
     return c.json(frame.rows.map(([value]) => ({ label: String(value), value: String(value) })));
   });

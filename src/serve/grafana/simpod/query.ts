@@ -7,6 +7,7 @@ import { CachebreakError } from '../../../errors.js';
 import { toSimpod } from '../frame.js';
 import { QUERY_BY_NAME } from '../queries/index.js';
 import { jsonBody, paramSource, payloadOf, rangeBase, type Json } from './body.js';
+import { TAG_KEYS } from './variables.js';
 
 interface Target {
   target?: unknown;
@@ -15,12 +16,19 @@ interface Target {
   hide?: unknown;
 }
 
-/** Ad hoc filters arrive beside the targets, never interpolated into them. */
+/**
+ * Ad hoc filters arrive beside the targets, never interpolated into them. A
+ * key outside /tag-keys is refused rather than ignored, so a panel never
+ * shows unfiltered data under a filter.
+ */
 function adHoc(body: Json): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   const filters = Array.isArray(body.filters) ? (body.filters as { key?: unknown; operator?: unknown; value?: unknown }[]) : [];
   for (const { key, operator, value } of filters) {
     if (typeof key !== 'string' || typeof value !== 'string') continue;
+    if (!TAG_KEYS.includes(key)) {
+      throw new CachebreakError('bad_request', `filters: no ad hoc filter key "${key.slice(0, 40)}"`, `use one of ${TAG_KEYS.join(', ')} (POST /grafana/json/tag-keys lists them)`);
+    }
     if (operator !== '=') {
       throw new CachebreakError('bad_request', `filters: operator "${String(operator)}" on ${key} is not supported`, 'use = (several filters on one key select any of their values)');
     }

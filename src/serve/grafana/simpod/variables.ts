@@ -6,7 +6,7 @@ import { valuesQuery } from '../queries/values.js';
 import { jsonBody, payloadOf, rangeBase, type Json } from './body.js';
 
 /** The dimensions an ad hoc filter can narrow: every query that takes one honours it. */
-const TAG_KEYS = ['model', 'provider', 'agentId', 'reason', 'sessionId'];
+export const TAG_KEYS: readonly string[] = ['model', 'provider', 'agentId', 'reason', 'sessionId'];
 
 async function values(deps: ReadDeps, project: string, body: Json, dimension: string): Promise<string[]> {
   const base: Record<string, string[]> = { ...rangeBase(body), dimension: [dimension] };
