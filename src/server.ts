@@ -100,6 +100,9 @@ function isLoopback(host: string): boolean {
 /** How long closing waits for queued breaks to reach the export endpoint. */
 const EXPORT_FLUSH_MS = 5_000;
 
+/** How long a stop waits for the main port's requests in flight before it cuts their connections. */
+const CLOSE_GRACE_MS = 3_000;
+
 /** Resolves when `promise` settles or after `ms`, whichever is first; never rejects. */
 function within(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -323,7 +326,12 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   ports.add(
     () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // Requests in flight finish, or are cut after CLOSE_GRACE_MS (a write waiting on a locked database): unanswered, they are sent again.
+        const cut = setTimeout(() => 'closeAllConnections' in server && server.closeAllConnections(), CLOSE_GRACE_MS);
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
         if ('closeIdleConnections' in server) server.closeIdleConnections();
       }),
   );

@@ -8,7 +8,7 @@ export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-li
 export type ServeOptionName = (typeof SERVE_OPTIONS)[number];
 
 export const SERVE_DETAILS = [
-  'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight and closes the database.',
+  'Stops on SIGINT or SIGTERM: it stops accepting, finishes requests in flight (cut after 3 s: unanswered, they are safe to send again) and closes the database (a statement still waiting after 2 s more fails).',
   'With --tail, it also follows those files as "cachebreak tail --db" does (see cachebreak tail --help), under --project;',
   '--format, --from-start, --follow-symlinks and --batch apply to them.',
   'One server per SQLite file: it holds DB.lock (its pid) while it runs, and a second serve on the same file exits 1.',

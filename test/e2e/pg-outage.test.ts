@@ -148,7 +148,7 @@ describe('a serve node on PostgreSQL', () => {
       const start = performance.now();
       const exit = await server.stop();
       const stoppedMs = performance.now() - start;
-      // Closing waits 5 s for the write, then ends its connection.
+      // Closing waits 3 s for the request, then 2 s for the write, then ends its connection.
       expect(stoppedMs).toBeLessThan(9_000);
       expect(exit).toEqual({ code: 0, signal: null });
       // Never acknowledged: the client is free to send it again.

@@ -158,8 +158,12 @@ export interface PoolOptions {
   connectTimeout: number;
 }
 
-/** How long closing waits for statements in flight (a write on locked tables) before it ends their connections. */
-const CLOSE_GRACE_MS = 5_000;
+/**
+ * How long closing waits for statements in flight (a write on locked tables)
+ * before it ends their connections: the server closes its store after its
+ * requests in flight have had their own grace.
+ */
+const CLOSE_GRACE_MS = 2_000;
 
 /** Ends the pool: statements in flight finish, or after `ms` their connections are ended, failing them. */
 async function endWithin(pool: pg.Pool, connections: ReadonlySet<pg.Client>, ms: number): Promise<void> {
@@ -168,7 +172,8 @@ async function endWithin(pool: pg.Pool, connections: ReadonlySet<pg.Client>, ms:
   const late = await Promise.race([ending.then(() => false), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), ms)))]);
   clearTimeout(timer);
   if (late) {
-    for (const client of connections) void client.end().catch(() => {});
+    // end() would wait for pipelined statements to drain: the socket goes, failing them.
+    for (const client of connections) client.connection.stream.destroy();
     await ending;
   }
 }
