@@ -42,5 +42,12 @@ ol.prefix li { padding: 1px 6px; border-radius: 4px; }
 .gap .ttl { position: absolute; top: -4px; bottom: -4px; width: 2px; background: var(--bad); }
 .search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .search input[type=search] { flex: 1 1 200px; font: inherit; }
+td.name { overflow-wrap: break-word; word-break: normal; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; margin: 8px 0 12px; font-size: 13px; }
+.filters label { display: flex; gap: 4px; align-items: center; color: var(--muted); }
+.filters input { width: 10em; font: inherit; }
+.filters select { font: inherit; max-width: 14em; }
+.pager { display: flex; gap: 16px; align-items: baseline; margin: 10px 0; }
+.error-page { max-width: 720px; }
 footer { margin-top: 32px; font-size: 12px; }
 `;
