@@ -1,6 +1,7 @@
 // GET /: the overview — cache rate over time, breaks by reason over time,
 // what the breaks cost by reason (most first, each reason linking to its
-// breaks; the priced sum, unpriced breaks counted apart) and the latest breaks, each linking to its session and its break page.
+// breaks; the priced sum, unpriced breaks counted apart) and the latest
+// breaks, each linking to its session and its break page.
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import type { BreakRecord } from '../../core/types.js';
