@@ -162,6 +162,12 @@ export const tailCommand: Command<TailOptionName> = {
       local.onBreak(({ record }) => out.warn('prompt_cache_break', { project, ...breakFields(record) }));
       local.pipeline.subscribeExternal(({ record }) => out.warn('harness_prompt_cache_break', { project, ...externalBreakFields(record) }));
     }
+    // What it follows, one line per path or glob, before the first line is read.
+    const target = values.server || `${shownDb(values.db)} (project ${project})`;
+    for (const text of positionals) {
+      const pattern = compilePattern(text);
+      io.stderr(`cachebreak tail: watching ${printable(pattern.absolute)} (${pattern.glob ? 'a glob, files matching now and later; ' : ''}files not seen before from their ${values['from-start'] ? 'start' : 'end'}; format ${values.format}) → ${target}\n`);
+    }
     const tailer = new Tailer(
       {
         patterns: positionals,
