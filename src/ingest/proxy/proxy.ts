@@ -133,9 +133,9 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
-  /** At most one line per kind and minute: a failing store or upstream fails every call. */
-  const warn = (kind: string, fields: Record<string, string>) => {
-    const suppressed = repeated.admit(`${kind}\u0000${fields.provider}`);
+  /** At most one line per kind (and `about`) and minute: a failing store or upstream fails every call. */
+  const warn = (kind: string, fields: Record<string, string>, about = '') => {
+    const suppressed = repeated.admit(`${kind}\u0000${fields.provider}\u0000${about}`);
     if (suppressed !== undefined) log.warn(kind, { ...fields, ...(suppressed > 0 ? { suppressed } : {}) });
   };
 
@@ -262,7 +262,14 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             return;
           }
           try {
-            await pipeline.ingest(project, [observation.event], 'proxy');
+            const counts = await pipeline.ingest(project, [observation.event], 'proxy');
+            const rejection = counts.rejected?.[0];
+            if (rejection) {
+              // Such as an upstream request id that already names a turn of another session: said, once per id a minute.
+              countCall(project, provider, 'rejected');
+              warn('proxy_call_rejected', { provider, requestId, field: rejection.field, problem: rejection.problem }, requestId);
+              return;
+            }
             countCall(project, provider, observation.withUsage ? 'turn' : 'snapshot_only');
           } catch (error) {
             countCall(project, provider, 'store_failed');
