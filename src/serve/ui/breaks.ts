@@ -66,13 +66,13 @@ function filterForm(filters: BreakFilters, order: BreakOrder, range: UiRange): H
   return html`<form class="filters" method="get" action="/breaks">${hidden}${fields}${sort}<button>Apply</button> <a href="${linkTo('/breaks', range)}">clear</a></form>`;
 }
 
-/** A name (model, agent, tool) that wraps only between names, never inside one. */
+/** A name (model, agent, tool, reason; a date) that wraps only between names, never inside one. */
 const name = (text: string) => html`<span class="nm">${text}</span>`;
 
 function rows(breaks: BreakRecord[], range: UiRange): Html {
   return html`<div class="scroll"><table id="breaks" class="cards"><thead><tr><th>time</th><th>session · agent</th><th>model</th><th>reason · cause</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
     (b) =>
-      html`<tr data-request="${b.requestId}"><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${utc(b.ts)}</a></td><td><a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code>${b.sessionId}</code></a><br><span class="muted">${name(b.agentId)}</span></td><td data-label="model">${b.model === null ? html`<span class="muted">unknown</span>` : name(b.model)}</td><td><span class="reason">${b.reason}</span>${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td data-label="changed tools">${b.changedToolNames.map((tool, i) => html`${i > 0 ? ', ' : ''}${name(tool)}`)}</td><td class="n" data-label="missed tokens">${count(b.missedCacheReadTokens)}</td><td class="n" data-label="extra cost">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
+      html`<tr data-request="${b.requestId}"><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${name(utc(b.ts).slice(0, 10))} ${name(utc(b.ts).slice(11))}</a></td><td><a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code class="id">${b.sessionId}</code></a><br><span class="muted">${name(b.agentId)}</span></td><td data-label="model">${b.model === null ? html`<span class="muted">unknown</span>` : name(b.model)}</td><td><span class="reason nm">${b.reason}</span>${b.cause ? html`<br><span class="muted nm">${b.cause}</span>` : ''}</td><td data-label="changed tools">${b.changedToolNames.map((tool, i) => html`${i > 0 ? ', ' : ''}${name(tool)}`)}</td><td class="n" data-label="missed tokens">${count(b.missedCacheReadTokens)}</td><td class="n" data-label="extra cost">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

@@ -43,10 +43,12 @@ ol.prefix li { padding: 1px 6px; border-radius: 4px; }
 .gap .ttl { position: absolute; top: -4px; bottom: -4px; width: 2px; background: var(--bad); }
 .search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .search input[type=search] { flex: 1 1 200px; font: inherit; }
-/* Names (models, agents, tools) wrap between one another, never inside one. */
-.nm { white-space: nowrap; }
+/* Names (models, agents, tools, reasons) wrap between one another, never inside one; ids only where they have spaces or hyphens. */
+.nm { white-space: nowrap; overflow-wrap: normal; }
+code.id { overflow-wrap: normal; }
+table.cards th.n { white-space: normal; }
 /* A wide table as cards on a narrow screen: each row a block, each cell labelled. */
-@media (max-width: 760px) {
+@media (max-width: 1100px) {
   table.cards thead { display: none; }
   table.cards tr { display: block; border-bottom: 1px solid var(--line); padding: 6px 0; }
   table.cards td { display: inline-block; border: 0; padding: 2px 12px 2px 0; max-width: 100%; }
