@@ -3,7 +3,7 @@
 // errors, links lead overview → sessions → session → break, the range picker
 // changes the data, a break's diff marks exactly the tools its record names,
 // nothing scrolls sideways at 700 px, and keys guard the UI as every read
-// route. Screenshots go to test-results/ui/ and the overview to docs/ui.png.
+// route. Screenshots go to test-results/ui/ (docs/ui.png is demo-shot.test.ts's).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -14,7 +14,6 @@ import { getJson, postEvents, startServer, type ServerProcess } from '../e2e/ser
 import { ADDED_TOOL, CHANGED_TOOL, MARKUP_SESSION, MOVED_TOOLS, OLD_SESSION, TOOLS_SESSION, UNCHANGED_TOOL, uiWorkload } from './workload.js';
 
 const SHOTS = join(process.cwd(), 'test-results', 'ui');
-const DOCS_SHOT = join(process.cwd(), 'docs', 'ui.png');
 
 let browser: Browser;
 let server: ServerProcess;
@@ -64,7 +63,6 @@ describe('web UI', () => {
     expect(await cell(page, 'estimated extra cost').innerText()).toMatch(/^\$0\.\d{4}\n\+ 2 unpriced$/);
     expect(await page.locator('#reasons tr', { hasText: 'system_changed' }).innerText()).toContain('unknown (2 unpriced)');
     expect(await page.locator('.waiting').innerText()).toContain('1 usage record waits');
-    await page.screenshot({ path: DOCS_SHOT, fullPage: true });
     await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
 
     await page.getByRole('link', { name: 'Sessions' }).click();
