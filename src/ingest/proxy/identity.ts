@@ -83,7 +83,8 @@ export class StreamLineage {
     this.sessions.set(key, streams);
     if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
 
-    const messages = snapshot.messageHashes ?? [];
+    // After a stored conversation (previous_response_id), the messages are only the new input: not the conversation.
+    const messages = snapshot.continuesResponse ? [] : (snapshot.messageHashes ?? []);
     const request = {
       system: snapshot.systemBlockHashes?.[0],
       first: messages[0],
