@@ -71,7 +71,7 @@ export const DETAIL_RULES: readonly (readonly [string, string])[] = [
   ],
   [
     'Stored conversations',
-    "hold the earlier messages on the provider's side: an OpenAI Responses request with `previous_response_id` (or `conversation`) sends only its new input, and its snapshot says so (`continuesResponse`). Its messages are then not compared with the baseline's, nor are their markers and blocks, whose place in the prompt is not known: sending only what is new is no `messages_rewritten`. Its model, tools, instructions and parameters are compared as any request's, and a miss with none of them changed is judged by the gap. Which response it continues is not checked: it is judged against its stream's baseline",
+    "hold the earlier messages on the provider's side: an OpenAI Responses request with `previous_response_id` (or `conversation`) sends only its new input, and its snapshot says so (`continuesResponse`). Its messages are then not compared with the baseline's, nor are their markers and blocks, whose place in the prompt is not known: sending only what is new is no `messages_rewritten`. Its model, tools, instructions and parameters are compared as any request's, and a miss with none of them changed is judged by the gap. Which response it continues places it in its stream (the proxy reads each answer's id), and it is judged against that stream's baseline; whether the baseline is that very response is not stored, so a chain that forks from an earlier response is judged as one that goes on from the latest",
   ],
   [
     'Clocks',

@@ -63,39 +63,47 @@ describe('a Responses chain through POST /v1/events', () => {
 });
 
 describe('a Responses chain through the proxy', () => {
-  it('new input after previous_response_id: a hit, a miss with nothing changed (eviction), a new tool (tools_schema_changed); never messages_rewritten', async () => {
+  const tool = (name: string) => ({ type: 'function', name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { id: { type: 'string' } } } });
+
+  /** A proxy to a mock Responses API that answers the n-th call of a session with the response `resp_<session>_<n>`. */
+  async function chainProxy() {
     const usage: UsageFields = {};
-    const upstream = await mockUpstream((request) => responsesAnswer(request, usage));
+    let id = '';
+    const upstream = await mockUpstream((request) => responsesAnswer(request, usage, id));
+    const server = await startServer({ command: 'proxy', args: ['--openai-upstream', upstream.url] });
+    /** The n-th call of `session`: its whole input first, then only what is new after the previous response. */
+    const send = async (session: string, n: number, input: number, cached: number, extra: Record<string, unknown> = {}) => {
+      Object.assign(usage, { input_tokens: input, input_tokens_details: { cached_tokens: cached } });
+      id = `resp_${session}_${n}`;
+      const response = await fetch(`${server.proxyUrl}/openai/v1/responses`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-cachebreak-session': session },
+        body: JSON.stringify({
+          model: 'gpt-4.1',
+          instructions: 'You are a release assistant.',
+          tools: ['get_release', 'list_issues'].map(tool),
+          input: [{ role: 'user', content: [{ type: 'input_text', text: `Question ${n}` }] }],
+          ...(n > 1 ? { previous_response_id: `resp_${session}_${n - 1}` } : {}),
+          ...extra,
+        }),
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    };
+    return { upstream, server, send };
+  }
+
+  const sortedBreaks = async (url: string, count: number): Promise<WireBreak[]> =>
+    (await waitFor(`${count} breaks`, () => breaksOf(url), (found) => found.length >= count)).sort((a, b) => String(a.ts).localeCompare(String(b.ts)));
+
+  it('new input after previous_response_id: a hit, a miss with nothing changed (eviction), a new tool (tools_schema_changed); never messages_rewritten', async () => {
+    const { upstream, server, send } = await chainProxy();
     try {
-      const server = await startServer({ command: 'proxy', args: ['--openai-upstream', upstream.url] });
-      const tool = (name: string) => ({ type: 'function', name, description: `The ${name} tool.`, parameters: { type: 'object', properties: { id: { type: 'string' } } } });
-      const send = async (n: number, input: number, cached: number, tools: string[] = ['get_release', 'list_issues']) => {
-        Object.assign(usage, { input_tokens: input, input_tokens_details: { cached_tokens: cached } });
-        const response = await fetch(`${server.proxyUrl}/openai/v1/responses`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-cachebreak-session': 'chain' },
-          body: JSON.stringify({
-            model: 'gpt-4.1',
-            instructions: 'You are a release assistant.',
-            tools: tools.map(tool),
-            input: [{ role: 'user', content: [{ type: 'input_text', text: `Question ${n}` }] }],
-            ...(n > 1 ? { previous_response_id: `resp_${n - 1}` } : {}),
-          }),
-        });
-        expect(response.status).toBe(200);
-        await response.arrayBuffer();
-      };
-      await send(1, 6_000, 0);
-      await send(2, 6_200, 5_888);
-      await send(3, 6_400, 0);
-      await send(4, 6_900, 0, ['get_release', 'list_issues', 'web_fetch']);
-      const breaks: WireBreak[] = (
-        await waitFor(
-          'the two breaks',
-          () => breaksOf(server.url),
-          (found) => found.length >= 2,
-        )
-      ).sort((a, b) => String(a.ts).localeCompare(String(b.ts)));
+      await send('chain', 1, 6_000, 0);
+      await send('chain', 2, 6_200, 5_888);
+      await send('chain', 3, 6_400, 0);
+      await send('chain', 4, 6_900, 0, { tools: ['get_release', 'list_issues', 'web_fetch'].map(tool) });
+      const breaks = await sortedBreaks(server.url, 2);
       // One stream, whose baseline is each time the call before.
       const turns = await turnsOf(server.url, 'chain');
       expect(turns.map((t) => t.state)).toEqual(['cold', 'hit', 'miss', 'miss']);
@@ -103,6 +111,23 @@ describe('a Responses chain through the proxy', () => {
       expect(breaks).toHaveLength(2);
       expect(breaks[0]).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', reasons: ['likely_provider_ttl_or_eviction'], cause: 'likely_server_eviction', firstChangedMessageIndex: null });
       expect(breaks[1]).toMatchObject({ reason: 'tools_schema_changed', reasons: ['tools_schema_changed'], changedToolNames: ['web_fetch'] });
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('streamed, with the instructions edited mid-chain: the call goes on from its stream\'s response, and the break is system_changed', async () => {
+    const { upstream, server, send } = await chainProxy();
+    try {
+      await send('edit', 1, 6_000, 0, { stream: true });
+      await send('edit', 2, 6_200, 5_888, { stream: true });
+      await send('edit', 3, 6_400, 0, { stream: true, instructions: 'You are a release assistant. Be terse.' });
+      const breaks = await sortedBreaks(server.url, 1);
+      expect(breaks).toHaveLength(1);
+      expect(breaks[0]).toMatchObject({ reason: 'system_changed', reasons: ['system_changed'], changedSystemBlocks: [0] });
+      const turns = await turnsOf(server.url, 'edit');
+      expect(turns.map((t) => t.state)).toEqual(['cold', 'hit', 'miss']);
+      expect(new Set(turns.map((t) => t.agentId)).size).toBe(1);
     } finally {
       await upstream.close();
     }
