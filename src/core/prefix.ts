@@ -111,7 +111,9 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
     prefix.toolsHash = hashToolList(snapshot.tools);
   }
   const control = snapshot.cacheControl;
-  const markers = control?.markers ?? [];
+  // After a stored conversation, a message's place in the prompt is not known.
+  const continues = snapshot.continuesResponse === true;
+  const markers = (control?.markers ?? []).filter((name) => !continues || !isMessageMarker(name));
   if (markers.length > 0) prefix.markers = normalizedMarkers(markers, control?.ttl ?? DEFAULT_MARKER_TTL, snapshot);
   const cacheControlHash = snapshot.cacheControlHash ?? (control ? hashSettings(settingsOf(control)) : undefined);
   if (cacheControlHash !== undefined) prefix.cacheControlHash = cacheControlHash;
@@ -119,7 +121,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
   if (ttlMs !== undefined) prefix.ttlMs = ttlMs;
   const params = paramsOf(snapshot);
   if (params !== undefined) prefix.params = params;
-  if (snapshot.messageHashes) {
+  if (snapshot.messageHashes && !continues) {
     prefix.messageHashes = snapshot.messageHashes;
     const blocks = blockCounts(snapshot.messageHashes, snapshot.messageBlockCounts);
     if (blocks !== undefined) prefix.messageBlockCounts = blocks;

@@ -70,6 +70,10 @@ export const DETAIL_RULES: readonly (readonly [string, string])[] = [
     "differ, and the tables below say how: minimums by provider and model (overridable per provider or per model with `--min-cacheable`), retention windows, and how breakpoints behave. An OpenAI model's breakpoints have no lookback limit and its cache is held in OpenAI's window, whether or not its writes are reported",
   ],
   [
+    'Stored conversations',
+    "hold the earlier messages on the provider's side: an OpenAI Responses request with `previous_response_id` (or `conversation`) sends only its new input, and its snapshot says so (`continuesResponse`). Its messages are then not compared with the baseline's, nor are their markers and blocks, whose place in the prompt is not known: sending only what is new is no `messages_rewritten`. Its model, tools, instructions and parameters are compared as any request's, and a miss with none of them changed is judged by the gap. Which response it continues places it in its stream (the proxy reads each answer's id), and it is judged against that stream's baseline; whether the baseline is that very response is not stored, so a chain that forks from an earlier response is judged as one that goes on from the latest",
+  ],
+  [
     'Clocks',
     `of a turn's two parts may differ: a harness's snapshot and a gateway's usage can be minutes apart. The entry of a request whose time to first token is unknown counts as readable at its response end, but never earlier than its own start nor more than ${MAX_UNTIMED_FLIGHT_MS / 1000} s after it: a usage time from another clock cannot make a later request look parallel (\`concurrentRequestIds\`) for longer than that, nor take its baseline away`,
   ],

@@ -89,6 +89,13 @@ export interface SnapshotContent {
   params?: Record<string, unknown>;
   /** Set when the snapshot was built from a cut body: only what it holds is compared. */
   partial?: CutPlace;
+  /**
+   * The request continues a conversation the provider stores (OpenAI
+   * Responses `previous_response_id` or `conversation`): its messages are
+   * only the new input, appended to the stored ones, so they are not the
+   * prompt's messages and are not compared (nor their markers and blocks).
+   */
+  continuesResponse?: boolean;
 }
 
 export interface StreamKey {

@@ -148,12 +148,12 @@ export function chatAnswer(request: Received, usage: UsageFields): Answer {
   ]);
 }
 
-/** OpenAI Responses: input_tokens includes the cached tokens. */
-export function responsesAnswer(request: Received, usage: UsageFields): Answer {
+/** OpenAI Responses: input_tokens includes the cached tokens; `id` is the response's. */
+export function responsesAnswer(request: Received, usage: UsageFields, id = 'resp_67ccd3a9da748190baa7f1570fe91ac6'): Answer {
   const body = JSON.parse(request.body.toString()) as { model: string; stream?: boolean };
   const item = { id: 'msg_67ccd3acc8d48190a77525dc', type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hello!', annotations: [], logprobs: [] }] };
   const full = { ...usage, output_tokens: 6, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: Number(usage.input_tokens) + 6 };
-  const response = (status: string, output: unknown[], u: unknown) => ({ id: 'resp_67ccd3a9da748190baa7f1570fe91ac6', object: 'response', created_at: 1764496800, status, error: null, incomplete_details: null, instructions: null, model: `${body.model}-2024-08-06`, output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], usage: u });
+  const response = (status: string, output: unknown[], u: unknown) => ({ id, object: 'response', created_at: 1764496800, status, error: null, incomplete_details: null, instructions: null, model: `${body.model}-2024-08-06`, output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], usage: u });
   if (!body.stream) return json(200, response('completed', [item], full));
   let n = 0;
   const event = (type: string, value: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: n++, ...value })}`;

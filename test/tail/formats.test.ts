@@ -118,7 +118,9 @@ describe('NDJSON events', () => {
     const turn = toCacheEvent({ type: 'turn', requestId: 'u3', sessionId: 's', ts: T0 + 1, endTs: T0 + 9, ttftMs: 2, provider: 'anthropic', model: 'm', usage: { input_tokens: 3, cache_read_input_tokens: 4096 } });
     // A snapshot of a body cut short keeps saying so.
     const cut = toCacheEvent({ type: 'snapshot', requestId: 'u4', sessionId: 's', ts: T0 + 1, model: 'm', tools: [{ name: 'a', schemaHash: 'h' }], partial: 'tools' });
-    const converted = [usage, snapshot, automatic, turn, cut].map((c) => (c.ok ? c.event : undefined));
+    // A request after a stored response keeps saying so.
+    const chained = toCacheEvent({ type: 'snapshot', requestId: 'u5', sessionId: 's', ts: T0 + 1, model: 'm', messageHashes: ['h1'], continuesResponse: true });
+    const converted = [usage, snapshot, automatic, turn, cut, chained].map((c) => (c.ok ? c.event : undefined));
     expect(converted).not.toContain(undefined);
     for (const event of [...events, ...converted]) {
       const again = toCacheEvent(JSON.parse(JSON.stringify(wireEvent(event!))));

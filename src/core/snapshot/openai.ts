@@ -49,6 +49,8 @@ interface Conversation {
   /** System blocks that precede the items (Responses `instructions`). */
   system: unknown[];
   items: readonly unknown[];
+  /** Whether leading system/developer items are the system prompt (not when they follow a stored conversation). */
+  leadingSystem: boolean;
   field: string;
   textType: (role: unknown) => string;
 }
@@ -61,7 +63,7 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
   for (const [i, raw] of c.items.entries()) {
     const field = `${c.field}[${i}]`;
     const item = expectRecord(raw, field);
-    const inSystem = messages.length === 0 && SYSTEM_ROLES.has(item.role);
+    const inSystem = c.leadingSystem && messages.length === 0 && SYSTEM_ROLES.has(item.role);
     const target = inSystem ? system : messages;
     const read = readMessage(raw, field, c.textType(item.role), inSystem ? 'system' : 'messages', target.length);
     target.push(read.message);
@@ -86,21 +88,39 @@ export function openaiChatSnapshot(body: JsonObject, options: SnapshotOptions): 
     tools: readTools(optionalArray(body.tools, 'tools'), 'tools'),
     system: [],
     items: expectArray(body.messages, 'messages'),
+    leadingSystem: true,
     field: 'messages',
     textType: () => 'text',
   });
 }
 
+/**
+ * Whether the request goes on from a conversation OpenAI stores: a previous
+ * response (`previous_response_id`) or a conversation object
+ * (`conversation`, an id or `{id}`). Its input is then only what is new.
+ */
+function continuesStored(body: JsonObject): boolean {
+  const present = (value: unknown) => value !== undefined && value !== null;
+  if (present(body.previous_response_id)) expectString(body.previous_response_id, 'previous_response_id');
+  const conversation = body.conversation;
+  if (present(conversation) && typeof conversation !== 'string') expectString(expectRecord(conversation, 'conversation').id, 'conversation.id');
+  return present(body.previous_response_id) || present(conversation);
+}
+
 export function openaiResponsesSnapshot(body: JsonObject, options: SnapshotOptions): SnapshotContent {
   const instructions = body.instructions;
   const input = body.input;
-  return conversationSnapshot(body, {
+  const continues = continuesStored(body);
+  const snapshot = conversationSnapshot(body, {
     model: modelOf(options, body.model, 'model'),
     tools: readTools(optionalArray(body.tools, 'tools'), 'tools'),
     system: instructions === undefined || instructions === null ? [] : [textBlock(expectString(instructions, 'instructions'))],
     // A string input is one user message.
     items: typeof input === 'string' ? [{ role: 'user', content: input }] : optionalArray(input, 'input'),
+    leadingSystem: !continues,
     field: 'input',
     textType: (role) => (role === 'assistant' ? 'output_text' : 'input_text'),
   });
+  if (continues) snapshot.continuesResponse = true;
+  return snapshot;
 }

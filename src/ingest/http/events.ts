@@ -155,6 +155,7 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   if (input.toolChoiceHash !== undefined) content.toolChoiceHash = input.toolChoiceHash;
   if (input.params !== undefined) content.params = input.params;
   if (input.partial !== undefined) content.partial = input.partial;
+  if (input.continuesResponse === true) content.continuesResponse = true;
   return content;
 }
 

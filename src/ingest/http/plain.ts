@@ -88,7 +88,8 @@ function snapshotPlain(e: Json, limits: Limits): boolean {
     e.thinking === undefined &&
     e.toolChoice === undefined &&
     e.params === undefined &&
-    e.partial === undefined
+    e.partial === undefined &&
+    e.continuesResponse === undefined
   );
 }
 

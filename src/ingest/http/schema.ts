@@ -72,6 +72,10 @@ function buildSchemas(limits: Limits) {
       .enum(CUT_PLACES)
       .optional()
       .describe('The request body was cut (a length limit): "tools" or "messages" names the list cut short, which holds its complete leading entries only; what came after the cut is left out, and only what is sent is compared'),
+    continuesResponse: z
+      .boolean()
+      .optional()
+      .describe('The request continues a conversation the provider stores (OpenAI Responses previous_response_id or conversation): its messages are only the new input, so they are not compared with the baseline\'s; model, tools, system and parameters still are'),
   };
 
   const usageFields = {

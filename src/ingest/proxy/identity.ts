@@ -10,6 +10,8 @@
 // queries and router calls have system prompts and conversations of their own
 // and get streams of their own, interleaved in one session without breaks. A
 // request continues, in this order:
+//   0. the stream whose latest response it goes on from (OpenAI Responses
+//      `previous_response_id`): its instructions may have changed;
 //   1. the stream with its first system block and its first message;
 //   2. the stream whose conversation it extends (same first message, more
 //      messages, every earlier one kept; the longest such) on the same model
@@ -23,6 +25,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { modelFamily } from '../../core/family.js';
 import { hashString } from '../../core/hash.js';
 import type { SnapshotContent } from '../../core/types.js';
+import type { ResponseChain } from './openai.js';
 
 /** Headers that name the conversation, most specific first. */
 export const SESSION_HEADERS = ['x-cachebreak-session', 'x-claude-code-session-id', 'session-id', 'session_id', 'x-session-id'] as const;
@@ -48,6 +51,8 @@ interface Seen {
   messages: number;
   /** Hash of every message hash but the last: what a continuation keeps. */
   kept: string;
+  /** Hash of the id of the stream's latest stored response, when it has one. */
+  response: string | undefined;
 }
 
 /** A header's single value, when it is one an id may be: printable, not empty, at most `maxLength`. */
@@ -66,24 +71,25 @@ export class StreamLineage {
   /** Per project and session, its streams, the most recently continued first. */
   private readonly sessions = new Map<string, Seen[]>();
 
-  identityOf(project: string, headers: IncomingHttpHeaders, snapshot: SnapshotContent, maxLength: number): StreamIdentity {
+  identityOf(project: string, headers: IncomingHttpHeaders, snapshot: SnapshotContent, maxLength: number, chain: ResponseChain = {}): StreamIdentity {
     let sessionId: string | undefined;
     for (const name of SESSION_HEADERS) {
       sessionId = idFrom(headers[name], maxLength);
       if (sessionId !== undefined) break;
     }
     sessionId ??= DEFAULT_SESSION;
-    const agentId = idFrom(headers[AGENT_HEADER], maxLength) ?? this.agentOf(`${project}\u0000${sessionId}`, snapshot);
+    const agentId = idFrom(headers[AGENT_HEADER], maxLength) ?? this.agentOf(`${project}\u0000${sessionId}`, snapshot, chain);
     return { sessionId, agentId };
   }
 
-  private agentOf(key: string, snapshot: SnapshotContent): string {
+  private agentOf(key: string, snapshot: SnapshotContent, chain: ResponseChain): string {
     const streams = this.sessions.get(key) ?? [];
     this.sessions.delete(key);
     this.sessions.set(key, streams);
     if (this.sessions.size > MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
 
-    const messages = snapshot.messageHashes ?? [];
+    // After a stored conversation (previous_response_id), the messages are only the new input: not the conversation.
+    const messages = snapshot.continuesResponse ? [] : (snapshot.messageHashes ?? []);
     const request = {
       system: snapshot.systemBlockHashes?.[0],
       first: messages[0],
@@ -92,9 +98,18 @@ export class StreamLineage {
     };
     const continues = (s: Seen) =>
       request.first !== undefined && s.first === request.first && s.family === request.family && request.messages > s.messages && keptOf(messages, s.messages - 1) === s.kept;
+    const previous = chain.previous === undefined ? undefined : hashString(chain.previous);
     const found =
-      streams.find((s) => s.system === request.system && s.first === request.first) ?? longest(streams.filter(continues)) ?? streams.find((s) => s.system === request.system);
-    const seen: Seen = { agentId: found?.agentId ?? this.newAgent(streams, request.system), ...request, kept: keptOf(messages, messages.length - 1) };
+      (previous === undefined ? undefined : streams.find((s) => s.response === previous)) ??
+      streams.find((s) => s.system === request.system && s.first === request.first) ??
+      longest(streams.filter(continues)) ??
+      streams.find((s) => s.system === request.system);
+    const seen: Seen = {
+      agentId: found?.agentId ?? this.newAgent(streams, request.system),
+      ...request,
+      kept: keptOf(messages, messages.length - 1),
+      response: chain.response === undefined ? undefined : hashString(chain.response),
+    };
     if (found) streams.splice(streams.indexOf(found), 1);
     streams.unshift(seen);
     if (streams.length > MAX_STREAMS) streams.pop();

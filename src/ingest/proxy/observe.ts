@@ -11,6 +11,7 @@ import { toCacheEvent } from '../http/events.js';
 import type { Limits } from '../limits.js';
 import type { ObservedCall, ProxyProvider } from './api.js';
 import type { StreamIdentity } from './identity.js';
+import { responsesChain, type ResponseChain } from './openai.js';
 
 export interface Call {
   provider: ProxyProvider;
@@ -53,8 +54,8 @@ function parsedBody(call: Call, limit: number): unknown {
   }
 }
 
-/** `identify`: the stream of the request whose snapshot it is given (identity.ts). */
-export function observe(call: Call, limits: Limits, bodyLimit: number, identify: (snapshot: SnapshotContent) => StreamIdentity): Observation {
+/** `identify`: the stream of the request whose snapshot (and chain of stored responses) it is given (identity.ts). */
+export function observe(call: Call, limits: Limits, bodyLimit: number, identify: (snapshot: SnapshotContent, chain: ResponseChain) => StreamIdentity): Observation {
   let body: unknown;
   try {
     body = parsedBody(call, bodyLimit);
@@ -65,7 +66,7 @@ export function observe(call: Call, limits: Limits, bodyLimit: number, identify:
   if (!built.ok) return { ok: false, error: `request body: ${built.error}` };
   const snapshot = {
     requestId: call.requestId,
-    ...identify(built.snapshot),
+    ...identify(built.snapshot, call.call.api === 'openai-responses' ? responsesChain(body, call.usage) : {}),
     ts: call.startMs,
     provider: call.provider,
     ...built.snapshot,

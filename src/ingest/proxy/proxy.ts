@@ -331,7 +331,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             },
             deps.limits,
             deps.bodyLimit,
-            (snapshot) => lineage.identityOf(project, req.headers, snapshot, deps.limits.maxString),
+            (snapshot, chain) => lineage.identityOf(project, req.headers, snapshot, deps.limits.maxString, chain),
           );
           if (!observation.ok) {
             countCall(project, provider, 'unreadable');
