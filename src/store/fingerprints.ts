@@ -24,6 +24,8 @@ export interface FingerprintRow {
   sessions: number;
   firstSeen: number;
   lastSeen: number;
+  /** The agent release that first showed the cause: null, as the agent's version is not stored yet. */
+  agentVersion: string | null;
   /** The sum over the breaks with a known price; null when every one is unpriced. */
   estimatedExtraCostUsd: number | null;
 }
@@ -60,6 +62,7 @@ function add(groups: Map<string, Group>, record: BreakRecord): void {
         sessions: 0,
         firstSeen: record.ts,
         lastSeen: record.ts,
+        agentVersion: null,
         estimatedExtraCostUsd: null,
       },
     };

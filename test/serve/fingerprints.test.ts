@@ -61,6 +61,7 @@ describe('GET /v1/breaks/fingerprints', () => {
       sessions: 2,
       firstSeen: shell[0].ts,
       lastSeen: shell[1].ts,
+      agentVersion: null,
       estimatedExtraCostUsd: shell[0].estimatedExtraCostUsd + shell[1].estimatedExtraCostUsd,
     });
     expect(shell[0].estimatedExtraCostUsd).toBeGreaterThan(0);
