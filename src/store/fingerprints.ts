@@ -43,46 +43,26 @@ interface Group {
   sessions: Set<string>;
 }
 
+/** The part of a row that its earliest break names. */
+function exampleOf(record: BreakRecord) {
+  const { provider, model, changedToolNames, changedSystemBlocks, changedParams } = record;
+  return { firstSeen: record.ts, provider, model, changedToolNames, changedSystemBlocks, changedParams };
+}
+
 function add(groups: Map<string, Group>, record: BreakRecord): void {
   const fingerprint = breakFingerprint(record);
   let group = groups.get(fingerprint);
   if (group === undefined) {
-    group = {
-      sessions: new Set(),
-      row: {
-        fingerprint,
-        reason: record.reason,
-        cause: record.cause,
-        provider: record.provider,
-        model: record.model,
-        changedToolNames: record.changedToolNames,
-        changedSystemBlocks: record.changedSystemBlocks,
-        changedParams: record.changedParams,
-        breaks: 0,
-        sessions: 0,
-        firstSeen: record.ts,
-        lastSeen: record.ts,
-        agentVersion: null,
-        estimatedExtraCostUsd: null,
-      },
-    };
+    const row = { fingerprint, reason: record.reason, cause: record.cause, ...exampleOf(record), breaks: 0, sessions: 0, lastSeen: record.ts, agentVersion: null, estimatedExtraCostUsd: null };
+    group = { row, sessions: new Set() };
     groups.set(fingerprint, group);
   }
   const row = group.row;
   group.sessions.add(record.sessionId);
   row.breaks++;
   row.sessions = group.sessions.size;
-  // Newest first: a break read later is as old as the earliest so far or older.
-  if (record.ts <= row.firstSeen) {
-    Object.assign(row, {
-      firstSeen: record.ts,
-      provider: record.provider,
-      model: record.model,
-      changedToolNames: record.changedToolNames,
-      changedSystemBlocks: record.changedSystemBlocks,
-      changedParams: record.changedParams,
-    });
-  }
+  // Pages come newest first, but a row keeps its earliest break whatever the order.
+  if (record.ts < row.firstSeen) Object.assign(row, exampleOf(record));
   if (record.ts > row.lastSeen) row.lastSeen = record.ts;
   if (record.estimatedExtraCostUsd !== null) row.estimatedExtraCostUsd = (row.estimatedExtraCostUsd ?? 0) + record.estimatedExtraCostUsd;
 }
