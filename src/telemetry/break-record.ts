@@ -2,8 +2,10 @@
 // and attributes. The SPEC §6 fields are the attributes: scalars as they
 // are, lists as arrays, toolChanges flattened (toolChanges.added, …), the
 // provider's own diagnosis as a JSON string (its shape is the provider's);
-// null fields are left out. Pure: the server's OTLP export and the detector
+// null fields are left out; `fingerprint` names the break's cause
+// (core/fingerprint.ts), so a backend can group by it. Pure: the server's OTLP export and the detector
 // library's emitter both use it.
+import { breakFingerprint } from '../core/fingerprint.js';
 import type { BreakRecord } from '../core/types.js';
 
 /** OTel log attributes: a subset of LogAttributes (`@opentelemetry/api-logs`), without depending on it. */
@@ -36,6 +38,7 @@ export function breakAttributes(project: string, record: BreakRecord): BreakAttr
     partialExpiry: record.partialExpiry,
     changedParams: record.changedParams,
     changesAfterCachedPrefix: record.changesAfterCachedPrefix,
+    fingerprint: breakFingerprint(record),
   };
   if (record.provider !== null) attributes.provider = record.provider;
   if (record.model !== null) attributes.model = record.model;

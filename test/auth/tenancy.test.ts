@@ -42,6 +42,7 @@ function readCalls(tag: string): Record<string, Call> {
     'GET /v1/breaks': get('/v1/breaks'),
     'GET /v1/breaks/external': get('/v1/breaks/external'),
     'GET /v1/breaks/agreement': get(`/v1/breaks/agreement?${GRAFANA_RANGE}`),
+    'GET /v1/breaks/fingerprints': get(`/v1/breaks/fingerprints?${GRAFANA_RANGE}`),
     'GET /v1/breaks/:requestId': get(`/v1/breaks/${tag}-r2`),
     'GET /v1/sessions': get('/v1/sessions'),
     'GET /v1/sessions/:sessionId/turns': get(`/v1/sessions/${tag}-session/turns`),

@@ -109,6 +109,7 @@ const ERROR_CASES: ErrorCase[] = [
       ['GET /v1/breaks?reason=', (u) => get(u, '/v1/breaks?reason=%00'), 'reason'],
       ['GET /v1/breaks/:requestId', (u) => get(u, '/v1/breaks/req_01%00'), 'path'],
       ['GET /v1/breaks/agreement?agentId=', (u) => get(u, '/v1/breaks/agreement?agentId=a%00b'), 'agentId'],
+      ['GET /v1/breaks/fingerprints?provider=', (u) => get(u, '/v1/breaks/fingerprints?provider=a%00'), 'provider'],
       ['GET /v1/sessions?agentId=', (u) => get(u, '/v1/sessions?agentId=a%00b'), 'agentId'],
       ['GET /v1/sessions?provider=', (u) => get(u, '/v1/sessions?provider=openai,%00'), 'provider'],
       ['GET /v1/sessions/:sessionId/turns', (u) => get(u, '/v1/sessions/sess_A%00/turns'), 'path'],

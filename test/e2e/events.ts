@@ -1,6 +1,8 @@
 // Realistic ingest events as a harness would POST them (SPEC §2), shared by
 // the end-to-end tests and by make-fixture-db.ts.
 import { createHash } from 'node:crypto';
+import { breakFingerprint } from '../../src/core/fingerprint.js';
+import type { BreakRecord } from '../../src/core/types.js';
 
 export type WireEvent = Record<string, unknown>;
 
@@ -100,9 +102,14 @@ export function seedSession(sessionId = 'sess_A', steps: readonly Step[] = SEED_
   });
 }
 
+/** A break as GET /v1/breaks serves it: the record with the fingerprint of its cause. */
+function fingerprinted<T extends object>(record: T): T & { fingerprint: string } {
+  return { ...record, fingerprint: breakFingerprint(record as unknown as BreakRecord) };
+}
+
 /** The seed's break, as GET /v1/breaks serves it (SPEC §6). */
 export function seedBreak(sessionId = 'sess_A') {
-  return {
+  return fingerprinted({
     requestId: 'req_03',
     previousRequestId: 'req_02',
     sessionId,
@@ -133,7 +140,7 @@ export function seedBreak(sessionId = 'sess_A') {
     providerDiagnosis: null,
     // 48,900 tokens written at $3.75 instead of read at $0.30 per MTok (Claude Sonnet 4.5).
     estimatedExtraCostUsd: 0.168705,
-  };
+  });
 }
 
 const OPENAI_TOOLS = [
@@ -220,7 +227,7 @@ export function shuffle<T>(items: readonly T[], random: () => number): T[] {
 
 /** sess_B's break: the date in the system prompt rolled over. */
 export function openaiBreak(sessionId = 'sess_B') {
-  return {
+  return fingerprinted({
     requestId: 'b_03',
     previousRequestId: 'b_02',
     sessionId,
@@ -254,7 +261,7 @@ export function openaiBreak(sessionId = 'sess_B') {
     providerDiagnosis: null,
     // OpenAI bills no write: 30,500 tokens paid as input ($2) instead of a read ($0.50) per MTok (gpt-4.1).
     estimatedExtraCostUsd: 0.04575,
-  };
+  });
 }
 
 /** [requestId, state, uncached, read, write] of every turn of realisticBatch(), per session. */

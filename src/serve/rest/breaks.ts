@@ -1,17 +1,19 @@
 // GET /v1/breaks: cachebreak's break records, each with the harness's own
 // report of the same request beside it (`harness`, null when none joined);
 // GET /v1/breaks/agreement: how often the harness and the provider agree;
+// GET /v1/breaks/fingerprints: the breaks grouped by cause;
 // GET /v1/breaks/:requestId: one break beside the two prefixes it compares.
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { harnessAgrees, harnessVerdicts } from '../../core/verdicts.js';
 import type { BreakRecord } from '../../core/types.js';
+import { fingerprintsOf } from '../../store/fingerprints.js';
 import { agreementOf, harnessReportsOf } from '../../store/harness-breaks.js';
 import type { Prefix } from '../../core/types.js';
 import { CachebreakError } from '../../errors.js';
 import type { ExternalBreak } from '../../store/store.js';
 import { filtersOf, pageOf, rangeOf } from './query.js';
-import { wireBreak } from './wire.js';
+import { wireBreak, wireFingerprint } from './wire.js';
 
 /** The harness's report beside a break: its text verbatim, the verdicts it names, and whether one is cachebreak's. */
 export function harnessOf(record: BreakRecord, report: ExternalBreak | undefined) {
@@ -56,6 +58,11 @@ export function registerBreaks(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/breaks/agreement', async (c) => {
     const now = deps.now();
     return c.json(await agreementOf(deps.store, c.var.project, rangeOf(c, { from: now - 86_400_000, to: now }), filtersOf(c)));
+  });
+  app.get('/v1/breaks/fingerprints', async (c) => {
+    const now = deps.now();
+    const found = await fingerprintsOf(deps.store, c.var.project, rangeOf(c, { from: now - 86_400_000, to: now }), filtersOf(c));
+    return c.json({ fingerprints: found.rows.map(wireFingerprint), breaks: found.breaks, truncated: found.truncated });
   });
   app.get('/v1/breaks/:requestId', async (c) => {
     const requestId = c.req.param('requestId');
