@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import { copyFileSync, existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { breakFingerprint } from '../../src/core/fingerprint.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
 import { evaluateEvents } from '../../src/core/stream.js';
 import type { BreakRecord, TurnEvent } from '../../src/core/types.js';
@@ -76,9 +77,9 @@ async function storedTurns(url: string): Promise<Map<string, StoredTurn>> {
   return all;
 }
 
-/** A break record as GET /v1/sessions/…/turns renders it: ts as RFC 3339, nothing undefined. */
+/** A break record as GET /v1/sessions/…/turns renders it: ts as RFC 3339, its cause's fingerprint, nothing undefined. */
 function asStored(record: BreakRecord): unknown {
-  return JSON.parse(JSON.stringify({ ...record, ts: new Date(record.ts).toISOString() }));
+  return JSON.parse(JSON.stringify({ ...record, ts: new Date(record.ts).toISOString(), fingerprint: breakFingerprint(record) }));
 }
 
 /** Not a broken connection but a failed premise (a 200 that did not take every event, a record the SDK did not make): the trial stops. */
