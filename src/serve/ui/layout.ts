@@ -20,6 +20,8 @@ export interface Chart {
   series: { label: string; color: string; values: (number | null)[] }[];
   /** x values marked by a red line (breaks). */
   marks?: number[];
+  /** x values marked by a dashed line (expected misses: a compaction, a reset the harness announced). */
+  expected?: number[];
 }
 
 export interface View {
