@@ -1,5 +1,6 @@
 // What each read route accepts, declared beside the routes and used for the
 // API reference (docs/api.md) and GET /v1.
+import { ALERT_ROUTE_DOCS } from '../alerts.js';
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
 import { UI_ROUTE_DOCS } from '../ui/docs.js';
 import { INSIGHT_ROUTE_DOCS } from './insights-docs.js';
@@ -78,6 +79,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
       'Store harness-reported breaks (what tail --server sends): {"breaks":[{harness, sessionId, agentId, source, ts, reason, …}]}; the same report again is a duplicate. Answers {accepted, duplicates, rejected}',
   },
   ...INSIGHT_ROUTE_DOCS,
+  ...ALERT_ROUTE_DOCS,
   {
     method: 'GET',
     path: '/v1/sessions',
