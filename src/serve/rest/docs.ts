@@ -79,7 +79,6 @@ export const ROUTE_DOCS: RouteDoc[] = [
       'Store harness-reported breaks (what tail --server sends): {"breaks":[{harness, sessionId, agentId, source, ts, reason, …}]}; the same report again is a duplicate. Answers {accepted, duplicates, rejected}',
   },
   ...INSIGHT_ROUTE_DOCS,
-  ...ALERT_ROUTE_DOCS,
   {
     method: 'GET',
     path: '/v1/sessions',
@@ -114,6 +113,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     },
   },
   ...UI_ROUTE_DOCS,
+  ...ALERT_ROUTE_DOCS,
   ...GRAFANA_ROUTE_DOCS,
   {
     method: 'GET',
