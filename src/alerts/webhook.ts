@@ -52,25 +52,53 @@ export class Webhook {
   private async deliver(alert: Alert): Promise<void> {
     const body = JSON.stringify({ status: alert.state, alert: wireAlert(alert) });
     let problem: { kind: WebhookFailure; message: string } = { kind: 'unreachable', message: '' };
-    for (let attempt = 0; attempt < WEBHOOK_ATTEMPTS; attempt++) {
-      if (attempt > 0 && !(await this.pause(RETRY_DELAYS_MS[attempt - 1]!))) return;
+    for (let tried = 0; tried < WEBHOOK_ATTEMPTS; tried++) {
+      if (tried > 0 && !(await this.pause(RETRY_DELAYS_MS[tried - 1]!))) return;
+      const attempt = this.attempt();
       try {
         const response = await fetch(this.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'user-agent': 'cachebreak' },
           body,
-          signal: AbortSignal.any([this.stopped.signal, AbortSignal.timeout(WEBHOOK_TIMEOUT_MS)]),
+          signal: attempt.signal,
         });
         await response.body?.cancel();
         if (response.ok) return;
         problem = { kind: 'status', message: `answered ${response.status}` };
       } catch (error) {
         if (this.stopped.signal.aborted) return;
-        const timeout = (error as Error).name === 'TimeoutError';
-        problem = { kind: timeout ? 'timeout' : 'unreachable', message: timeout ? `no answer within ${WEBHOOK_TIMEOUT_MS} ms` : ((error as Error & { cause?: Error }).cause?.message ?? (error as Error).message) };
+        problem = attempt.timedOut()
+          ? { kind: 'timeout', message: `no answer within ${WEBHOOK_TIMEOUT_MS} ms` }
+          : { kind: 'unreachable', message: (error as Error & { cause?: Error }).cause?.message ?? (error as Error).message };
+      } finally {
+        attempt.done();
       }
     }
     this.failed(alert, problem.kind, `${problem.message}, ${WEBHOOK_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * One attempt's signal: aborted after WEBHOOK_TIMEOUT_MS or when closed.
+   * A timer of its own (AbortSignal.timeout's can be collected with the
+   * signals combining it, and never fire).
+   */
+  private attempt(): { signal: AbortSignal; timedOut(): boolean; done(): void } {
+    const controller = new AbortController();
+    let timedOut = false;
+    const stop = () => controller.abort();
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, WEBHOOK_TIMEOUT_MS);
+    this.stopped.signal.addEventListener('abort', stop, { once: true });
+    return {
+      signal: controller.signal,
+      timedOut: () => timedOut,
+      done: () => {
+        clearTimeout(timer);
+        this.stopped.signal.removeEventListener('abort', stop);
+      },
+    };
   }
 
   /** Resolves true after `ms`, or false at once when closed meanwhile. */
