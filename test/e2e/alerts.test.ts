@@ -49,8 +49,8 @@ const RULES = ['--alert-cache-rate-below', '0.5', '--alert-min-turns', '3', '--a
 describe('regression alerts', () => {
   it('fire to the webhook when the cache rate drops, show in /v1/alerts and /alerts, and resolve when it recovers', { timeout: 90_000 }, async () => {
     const hook = await receiver();
-    const server = await startServer({ args: [...RULES, '--alert-webhook', hook.url] });
-    expect((await getJson<Json>(server.url, '/v1/alerts')).rules).toEqual({ cacheRateBelow: 0.5, extraCostAbove: null, newBreakReason: true, window: '10m', minTurns: 3 });
+    const server = await startServer({ args: [...RULES, '--alert-extra-cost-above', '1', '--alert-webhook', hook.url] });
+    expect((await getJson<Json>(server.url, '/v1/alerts')).rules).toEqual({ cacheRateBelow: 0.5, extraCostAbove: 1, newBreakReason: true, window: '10m', minTurns: 3 });
 
     // Five minutes ago: a cold start, then two breaks (the tool order changed, then back): nothing read from the cache.
     const start = secondsAgo(5 * 60_000);
@@ -71,12 +71,16 @@ describe('regression alerts', () => {
       return found.length > 0 ? found : undefined;
     });
     expect(reasons.every((subject) => /^tools_/.test(subject))).toBe(true);
+    // Two breaks of 40,000 tokens written instead of read at Claude Sonnet 4.5's prices ($3.75 and $0.30 per MTok): $0.276 in 10 minutes, $1.656 an hour.
+    const cost = await until('the extra cost alert at the webhook', 20_000, async () => hook.received.find((r) => r.alert.rule === 'extra_cost_above'));
+    expect(cost.alert).toMatchObject({ state: 'firing', threshold: 1, summary: 'project default: breaks cost an estimated $1.66 extra per hour over the last 10m, above $1.00' });
+    expect(cost.alert.value).toBeCloseTo(1.656, 6);
 
     const listed = await getJson<Json>(server.url, '/v1/alerts?state=firing');
-    expect(listed.alerts.map((a: Json) => a.rule).sort()).toEqual(['cache_rate_below', ...reasons.map(() => 'new_break_reason')].sort());
+    expect(listed.alerts.map((a: Json) => a.rule).sort()).toEqual(['cache_rate_below', 'extra_cost_above', ...reasons.map(() => 'new_break_reason')].sort());
     const page = await request(server.url, '/alerts');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<tr class="alert-firing"><td><span class="reason">firing</span></td><td><code>cache_rate_below</code></td><td class="n">0.0 % (below 50.0 %)</td>');
+    expect(page.text).toContain('<tr class="alert-firing"><td><strong>firing</strong></td><td>cache_<wbr>rate_<wbr>below</td><td class="n">0.0 % (below 50.0 %)</td>');
 
     // Then the same stream reads its prefix back, ten times: the window's rate rises above half.
     const recovery: Step[] = Array.from({ length: 10 }, (_, i) => ({ requestId: `req_${10 + i}`, at: start + 20 + 5 * i, read: 40_000, write: 100 }));

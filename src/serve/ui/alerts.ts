@@ -15,6 +15,11 @@ function figure(alert: Alert): string {
   return `${alert.value} break${alert.value === 1 ? '' : 's'}`;
 }
 
+/** A snake_case name that wraps after its underscores and slashes, never inside a word. */
+function wrappable(name: string): Html {
+  return html`${name.split(/(?<=[_/])/).map((part, i) => html`${i > 0 ? new Html('<wbr>') : ''}${part}`)}`;
+}
+
 function rulesText(alerts: Alerts | undefined): Html {
   const rules = rulesOf(alerts);
   if (rules === null) return html`<p class="muted" id="no-rules">No alert rule is on. Start the server with <code>--alert-cache-rate-below</code>, <code>--alert-extra-cost-above</code> or <code>--alert-new-reason</code> (docs/alerts.md).</p>`;
@@ -32,7 +37,7 @@ export function registerAlertsPage(app: Hono<AppEnv>, alerts: Alerts | undefined
     const listed = alerts?.list(c.var.project) ?? [];
     const rows = listed.map(
       (alert) =>
-        html`<tr class="alert-${alert.state}"><td><span class="${alert.state === 'firing' ? 'reason' : 'muted'}">${alert.state}</span></td><td><code>${alert.rule}</code>${alert.subject === null ? '' : html` <code>${alert.subject}</code>`}</td><td class="n">${figure(alert)}</td><td>${utc(alert.startedMs)}</td><td>${alert.resolvedMs === null ? '' : utc(alert.resolvedMs)}</td><td>${alert.agentVersion ?? html`<span class="muted">unknown</span>`}</td></tr>`,
+        html`<tr class="alert-${alert.state}"><td>${alert.state === 'firing' ? html`<strong>firing</strong>` : html`<span class="muted">resolved</span>`}</td><td>${wrappable(alert.rule)}${alert.subject === null ? '' : html`<br>${wrappable(alert.subject)}`}</td><td class="n">${figure(alert)}</td><td>${utc(alert.startedMs)}</td><td>${alert.resolvedMs === null ? '' : utc(alert.resolvedMs)}</td><td>${alert.agentVersion ?? html`<span class="muted">unknown</span>`}</td></tr>`,
     );
     const body = html`<h2>Alerts</h2>
 ${rulesText(alerts)}
