@@ -479,7 +479,7 @@ export const OPTIONS = {
     env: 'CACHEBREAK_ALERT_NEW_REASON',
     default: false,
     valueName: '',
-    help: 'Alert when breaks of a reason (and cause) appear in --alert-window that the project had not had in the 30 days before it',
+    help: 'Alert when breaks of a reason (and cause) appear in --alert-window that the project had not had before (in the 30 days before the server\'s first window, or since)',
     parse: flag,
   } satisfies Option<boolean>,
   'alert-window': {

@@ -6,7 +6,7 @@
 import { storedIso } from '../time.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logfmt.js';
-import { evaluate, NEW_REASON_LOOKBACK_MS, type AlertRules, type Condition, type RuleName } from './rules.js';
+import { evaluate, NEW_REASON_LOOKBACK_MS, subjectOf, type AlertRules, type Condition, type RuleName } from './rules.js';
 
 export interface Alert {
   project: string;
@@ -68,6 +68,8 @@ export interface AlertDeps {
 export class Alerts {
   private readonly firing = new Map<string, Alert>();
   private readonly resolved: Alert[] = [];
+  /** Per project, the break subjects known before `until`: read over the lookback once, then only what each run adds. */
+  private readonly known = new Map<string, { until: number; subjects: Set<string> }>();
   private running = false;
   private timer: NodeJS.Timeout | undefined;
 
@@ -102,13 +104,18 @@ export class Alerts {
     try {
       const projects = this.deps.projects();
       if (projects.length > MAX_PROJECTS) this.deps.log.warn('alerts_projects_skipped', { evaluated: MAX_PROJECTS, skipped: projects.length - MAX_PROJECTS });
+      let failed = 0;
+      let first: { project: string; message: string } | undefined;
       for (const project of projects.slice(0, MAX_PROJECTS)) {
         try {
           this.apply(project, await this.conditionsOf(project), this.deps.now());
         } catch (error) {
-          this.deps.log.error('alerts_evaluation_failed', { project, message: (error as Error).message });
+          failed++;
+          first ??= { project, message: (error as Error).message };
         }
       }
+      // One line per run, not per project: a database that is away fails them all.
+      if (first) this.deps.log.error('alerts_evaluation_failed', { projects: failed, ...first });
     } finally {
       this.running = false;
     }
@@ -119,10 +126,14 @@ export class Alerts {
     const to = this.deps.now();
     const from = to - rules.windowMs;
     const [window] = rules.cacheRateBelow !== undefined || rules.extraCostAbove !== undefined ? await store.totals(project, { from, to, filters: {} }) : [];
-    const causes = rules.newBreakReason
-      ? { window: await store.breakCauses(project, { from, to }, {}), before: await store.breakCauses(project, { from: from - NEW_REASON_LOOKBACK_MS, to: from }, {}) }
-      : undefined;
-    return evaluate(rules, { window, ...(causes ? { causes } : {}) });
+    if (!rules.newBreakReason) return evaluate(rules, { window });
+    const known = this.known.get(project) ?? { until: from - NEW_REASON_LOOKBACK_MS, subjects: new Set<string>() };
+    if (known.until < from) {
+      for (const row of await store.breakCauses(project, { from: known.until, to: from }, {})) if (row.breaks > 0) known.subjects.add(subjectOf(row));
+      known.until = from;
+      this.known.set(project, known);
+    }
+    return evaluate(rules, { window, causes: { window: await store.breakCauses(project, { from, to }, {}), known: known.subjects } });
   }
 
   private apply(project: string, conditions: Condition[], now: number): void {

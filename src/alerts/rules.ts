@@ -11,7 +11,7 @@ export interface AlertRules {
   cacheRateBelow?: number | undefined;
   /** Fire while the project's breaks cost more than this many USD per hour over the window; undefined: off. */
   extraCostAbove?: number | undefined;
-  /** Fire while a break reason and cause appear in the window that the project had not had in NEW_REASON_LOOKBACK_MS before it. */
+  /** Fire while a break reason and cause appear in the window that the project had not had before it (NEW_REASON_LOOKBACK_MS at first, then since). */
   newBreakReason?: boolean;
   /** The window each rule looks at, ending now. */
   windowMs: number;
@@ -19,7 +19,7 @@ export interface AlertRules {
   minTurns: number;
 }
 
-/** How far back before the window a break reason counts as known. */
+/** How far back before the first window a server evaluates a break reason counts as known. */
 export const NEW_REASON_LOOKBACK_MS = 30 * 86_400_000;
 
 export function anyRule(rules: AlertRules): boolean {
@@ -40,11 +40,12 @@ export interface Condition {
 export interface ProjectFacts {
   /** Totals over the window (one row, or none when nothing is stored). */
   window: TotalsRow | undefined;
-  /** Breaks by reason and cause over the window and over the lookback before it; undefined when the rule is off. */
-  causes?: { window: BreakCauseRow[]; before: BreakCauseRow[] };
+  /** Breaks by reason and cause over the window, and the subjects (subjectOf) known before it; undefined when the rule is off. */
+  causes?: { window: BreakCauseRow[]; known: ReadonlySet<string> };
 }
 
-const subjectOf = (row: BreakCauseRow) => (row.cause === null ? row.reason : `${row.reason}/${row.cause}`);
+/** "reason", or "reason/cause" when the break has a cause. */
+export const subjectOf = (row: BreakCauseRow) => (row.cause === null ? row.reason : `${row.reason}/${row.cause}`);
 
 /**
  * The conditions of every rule that is on. A rule with nothing to judge (no
@@ -63,10 +64,9 @@ export function evaluate(rules: AlertRules, facts: ProjectFacts): Condition[] {
     found.push({ rule: 'extra_cost_above', subject: null, firing: perHour > rules.extraCostAbove, value: perHour, threshold: rules.extraCostAbove });
   }
   if (rules.newBreakReason && facts.causes) {
-    const known = new Set(facts.causes.before.filter((row) => row.breaks > 0).map(subjectOf));
     for (const row of facts.causes.window) {
       const subject = subjectOf(row);
-      if (row.breaks > 0 && !known.has(subject)) found.push({ rule: 'new_break_reason', subject, firing: true, value: row.breaks, threshold: null });
+      if (row.breaks > 0 && !facts.causes.known.has(subject)) found.push({ rule: 'new_break_reason', subject, firing: true, value: row.breaks, threshold: null });
     }
   }
   return found;

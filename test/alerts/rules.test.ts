@@ -48,7 +48,7 @@ describe('alert rules', () => {
       window: undefined,
       causes: {
         window: [cause('tools_changed', null, 3), cause('system_changed', null, 1), cause('likely_provider_ttl_or_eviction', 'ttl_expired', 2), cause('likely_provider_ttl_or_eviction', 'likely_server_eviction', 1)],
-        before: [cause('system_changed', null, 8), cause('likely_provider_ttl_or_eviction', 'ttl_expired', 4), cause('model_changed', null, 0)],
+        known: new Set(['system_changed', 'likely_provider_ttl_or_eviction/ttl_expired']),
       },
     });
     expect(found).toEqual([
