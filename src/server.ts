@@ -222,14 +222,14 @@ function trimHalves(store: Store, log: Logger): { stop(): void } {
  * know (stored totals and turns since start): reads of rollup sums, off the
  * ingest path. Undefined when no rule is on.
  */
-function startAlerts(settings: ServerOptions['alerts'], store: Store, counters: Counters, log: Logger, ports: Closers): Alerts | undefined {
+function startAlerts(settings: ServerOptions['alerts'], store: Store, counters: Counters, log: Logger, ports: Pick<Closers, 'add'>): Alerts | undefined {
   if (settings === undefined || !anyRule(settings.rules)) return undefined;
   const webhook = settings.webhook === undefined ? undefined : new Webhook(settings.webhook, counters, log);
   const projects = () => [...new Set(counters.samples().flatMap((sample) => (sample.name === 'turns' && sample.labels.project !== undefined ? [sample.labels.project] : [])))];
   const alerts = new Alerts({ store, rules: settings.rules, projects, now: Date.now, log, ...(webhook ? { notify: (alert) => webhook.send(alert) } : {}) });
   alerts.start(settings.everyMs);
-  ports.add(() => {
-    alerts.stop();
+  ports.add(async () => {
+    await alerts.stop();
     webhook?.close();
   });
   return alerts;

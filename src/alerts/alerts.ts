@@ -70,7 +70,9 @@ export class Alerts {
   private readonly resolved: Alert[] = [];
   /** Per project, the break subjects known before `until`: read over the lookback once, then only what each run adds. */
   private readonly known = new Map<string, { until: number; subjects: Set<string> }>();
-  private running = false;
+  /** The run in progress, if any. */
+  private running: Promise<void> | undefined;
+  private stopped = false;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: AlertDeps) {}
@@ -86,8 +88,11 @@ export class Alerts {
     this.timer.unref();
   }
 
-  stop(): void {
+  /** No run starts any more, the one in progress stops at its next project; resolves when it has (before the store closes). */
+  stop(): Promise<void> {
     clearInterval(this.timer);
+    this.stopped = true;
+    return this.running ?? Promise.resolve();
   }
 
   /** The project's firing alerts (newest first), then its resolved ones (last resolved first). */
@@ -98,27 +103,28 @@ export class Alerts {
   }
 
   /** One evaluation of every project; a project whose sums cannot be read keeps its alerts as they were. */
-  async run(): Promise<void> {
-    if (this.running) return;
-    this.running = true;
-    try {
-      const projects = this.deps.projects();
-      if (projects.length > MAX_PROJECTS) this.deps.log.warn('alerts_projects_skipped', { evaluated: MAX_PROJECTS, skipped: projects.length - MAX_PROJECTS });
-      let failed = 0;
-      let first: { project: string; message: string } | undefined;
-      for (const project of projects.slice(0, MAX_PROJECTS)) {
-        try {
-          this.apply(project, await this.conditionsOf(project), this.deps.now());
-        } catch (error) {
-          failed++;
-          first ??= { project, message: (error as Error).message };
-        }
+  run(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    this.running ??= this.evaluateAll().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async evaluateAll(): Promise<void> {
+    const projects = this.deps.projects();
+    if (projects.length > MAX_PROJECTS) this.deps.log.warn('alerts_projects_skipped', { evaluated: MAX_PROJECTS, skipped: projects.length - MAX_PROJECTS });
+    let failed = 0;
+    let first: { project: string; message: string } | undefined;
+    for (const project of projects.slice(0, MAX_PROJECTS)) {
+      if (this.stopped) return;
+      try {
+        this.apply(project, await this.conditionsOf(project), this.deps.now());
+      } catch (error) {
+        failed++;
+        first ??= { project, message: (error as Error).message };
       }
-      // One line per run, not per project: a database that is away fails them all.
-      if (first) this.deps.log.error('alerts_evaluation_failed', { projects: failed, ...first });
-    } finally {
-      this.running = false;
     }
+    // One line per run, not per project: a database that is away fails them all.
+    if (first) this.deps.log.error('alerts_evaluation_failed', { projects: failed, ...first });
   }
 
   private async conditionsOf(project: string): Promise<Condition[]> {
