@@ -12,6 +12,7 @@ const STORE_TESTS = [
   // The reads of the API and of the Grafana endpoints, in-process.
   'test/serve/reads.test.ts',
   'test/serve/break-prefixes.test.ts',
+  'test/serve/break-explorer.test.ts',
   'test/serve/external-breaks.test.ts',
   'test/grafana/endpoints.test.ts',
   'test/grafana/simpod.test.ts',

@@ -29,6 +29,7 @@ import { registerInsights } from './serve/rest/insights.js';
 import { ROUTE_DOCS } from './serve/rest/docs.js';
 import { registerSessions } from './serve/rest/sessions.js';
 import { registerStats } from './serve/rest/stats.js';
+import { errorPage, isUiPage } from './serve/ui/error-page.js';
 import { registerUi } from './serve/ui/index.js';
 import { InvalidQueryError, type Store } from './store/store.js';
 import type { Counters } from './telemetry/counters.js';
@@ -74,12 +75,14 @@ export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now' | 'prices'> & { que
 
 let sequence = 0;
 
-function renderError(error: CachebreakError, requestId: string): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
+function renderError(error: CachebreakError, requestId: string, path?: string): Response {
+  const page = path !== undefined && isUiPage(path);
+  const headers: Record<string, string> = { 'content-type': page ? 'text/html; charset=UTF-8' : 'application/json' };
   if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
   if (leftBodyUnread(error.code)) headers.connection = 'close';
   // Lets a browser (the web UI) ask for the key as a Basic password.
   if (error.code === 'unauthorized') headers['www-authenticate'] = 'Basic realm="cachebreak", charset="UTF-8"';
+  if (page) return new Response(errorPage(error.status, error.code, error.message, error.hint, requestId), { status: error.status, headers });
   const body = { error: { code: error.code, message: error.message, hint: error.hint, requestId } };
   return new Response(JSON.stringify(body), { status: error.status, headers });
 }
@@ -121,7 +124,7 @@ function installErrorHandling(app: Hono<AppEnv>, log: Logger, store: Store): voi
   const repeated = new LogThrottle();
   app.notFound((c) => {
     const error = new CachebreakError('not_found', `no route ${c.req.method} ${c.req.path}`, 'GET /v1 lists the routes');
-    return renderError(error, c.var.requestId);
+    return renderError(error, c.var.requestId, c.req.path);
   });
   app.onError((thrown, c) => {
     const error = unavailable(thrown, store);
@@ -134,12 +137,12 @@ function installErrorHandling(app: Hono<AppEnv>, log: Logger, store: Store): voi
     const otlp = otlpErrorResponse(c, error, log);
     if (otlp) return otlp;
     const requestId = c.var.requestId ?? 'unknown';
-    if (error instanceof CachebreakError) return renderError(error, requestId);
+    if (error instanceof CachebreakError) return renderError(error, requestId, c.req.path);
     if (error instanceof InvalidQueryError) {
-      return renderError(new CachebreakError('bad_request', `${error.field}: ${error.message}`, 'see GET /v1'), requestId);
+      return renderError(new CachebreakError('bad_request', `${error.field}: ${error.message}`, isUiPage(c.req.path) ? 'start again from the first page' : 'see GET /v1'), requestId, c.req.path);
     }
     log.error('unhandled_error', { requestId, path: c.req.path, message: error.message, stack: error.stack });
-    return renderError(new CachebreakError('internal', 'internal error', `report it with the request id ${requestId}`), requestId);
+    return renderError(new CachebreakError('internal', 'internal error', `report it with the request id ${requestId}`), requestId, c.req.path);
   });
 }
 

@@ -4,7 +4,7 @@
 // other change to the harness.
 import { SESSION_HEADERS, AGENT_HEADER } from '../ingest/proxy/identity.js';
 import { KEY_HEADER } from '../ingest/proxy/proxy.js';
-import type { Command } from './command.js';
+import { rejectStrayArguments, type Command } from './command.js';
 import { runServer, SERVE_DETAILS, SERVE_OPTIONS, type ServeOptionName } from './serve.js';
 
 const PROXY_OPTIONS = ['proxy-port', 'anthropic-upstream', 'openai-upstream', 'gemini-upstream', ...SERVE_OPTIONS] as const;
@@ -34,9 +34,11 @@ export const proxyCommand: Command<ServeOptionName | 'proxy-port' | 'anthropic-u
     '',
     SERVE_DETAILS,
   ].join('\n'),
-  run: ({ values }, io) =>
-    runServer(values, io, {
+  run: ({ values, positionals }, io) => {
+    rejectStrayArguments('proxy', PROXY_OPTIONS, positionals, io.env);
+    return runServer(values, io, {
       port: values['proxy-port'],
       upstreams: { anthropic: values['anthropic-upstream'], openai: values['openai-upstream'], gemini: values['gemini-upstream'] },
-    }),
+    });
+  },
 };

@@ -1,7 +1,7 @@
 import { ConfigError, detectionOf, limitsOf, otelOf, type OptionValues, type OtelSettings } from '../config.js';
 import { startServer, type RunningServer, type ServerOptions } from '../server.js';
 import { shownDb } from '../store/open.js';
-import type { Command, Io } from './command.js';
+import { rejectStrayArguments, type Command, type Io } from './command.js';
 
 export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers', 'pg-pool', 'alert-cache-rate-below', 'alert-extra-cost-above', 'alert-new-reason', 'alert-window', 'alert-min-turns', 'alert-every', 'alert-webhook'] as const;
 
@@ -133,5 +133,8 @@ export const serveCommand: Command<ServeOptionName> = {
   usage: 'serve [options]',
   options: SERVE_OPTIONS,
   details: SERVE_DETAILS,
-  run: ({ values }, io) => runServer(values, io),
+  run: ({ values, positionals }, io) => {
+    rejectStrayArguments('serve', SERVE_OPTIONS, positionals, io.env);
+    return runServer(values, io);
+  },
 };

@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import { ConfigError, detectionOf } from '../config.js';
 import { checkPatterns } from '../ingest/tail/check.js';
+import { compilePattern } from '../ingest/tail/glob.js';
 import { pipelineSink, Tailer, TailStopped, type TailReport, type TailSink, type TailTotals } from '../ingest/tail/index.js';
 import { breakFields, externalBreakFields } from '../telemetry/break-line.js';
 import { createLogger, printable } from '../telemetry/logfmt.js';
@@ -138,6 +139,12 @@ export const tailCommand: Command<TailOptionName> = {
       const out = createLogger(io.stdout);
       local.onBreak(({ record }) => out.warn('prompt_cache_break', { project, ...breakFields(record) }));
       local.pipeline.subscribeExternal(({ record }) => out.warn('harness_prompt_cache_break', { project, ...externalBreakFields(record) }));
+    }
+    // What it follows, one line per path or glob, before the first line is read.
+    const target = values.server || `${shownDb(values.db)} (project ${project})`;
+    for (const text of positionals) {
+      const pattern = compilePattern(text);
+      io.stderr(`cachebreak tail: watching ${printable(pattern.absolute)} (${pattern.glob ? 'a glob, files matching now and later; ' : ''}files not seen before from their ${values['from-start'] ? 'start' : 'end'}; format ${values.format}) → ${target}\n`);
     }
     const tailer = new Tailer(
       {

@@ -1,8 +1,8 @@
 // Translates the store's filters, ranges and cursors into SQL conditions and
 // back, for every backend: drizzle's conditions are the same in each dialect.
-import { and, eq, gte, inArray, lt, or, sql, type Column, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lt, or, sql, type Column, type SQL } from 'drizzle-orm';
 import type { LabelKind } from './evaluate/names.js';
-import { InvalidQueryError, type ExternalBreakFilters, type Filters, type TimeRange } from './store.js';
+import { InvalidQueryError, type BreakFilters, type BreakOrder, type ExternalBreakFilters, type Filters, type PageQuery, type TimeRange } from './store.js';
 
 export type { LabelKind };
 
@@ -85,6 +85,34 @@ export function breakConditions(lookup: LabelLookup, b: BreakColumns, projectId:
     ...rangeConditions(b.ts, range),
     ...filterConditions(lookup, projectId, filters, { model: b.modelId, provider: b.providerId, agent: b.agentId, reason: b.reason, stream: b.streamId }),
   ];
+}
+
+/**
+ * A page of breaks in an order: the conditions on cause and changed tools
+ * beside breakConditions', the order, and the cursors (newest first: after a
+ * (ts, id); by extra cost: an offset). `toolNamed` is the backend's test that
+ * changedToolNames names one of the tools.
+ */
+export function breakPage(
+  b: { ts: Column; turnId: Column; cause: Column; extraCostUsd: Column },
+  filters: BreakFilters,
+  page: PageQuery,
+  order: BreakOrder,
+  toolNamed: (names: string[]) => SQL,
+) {
+  const conditions: SQL[] = [];
+  if (filters.cause) {
+    const named = filters.cause.filter((c) => c !== 'none');
+    const parts = [...(named.length > 0 ? [inArray(b.cause, named)] : []), ...(named.length < filters.cause.length ? [isNull(b.cause)] : [])];
+    conditions.push(or(...parts)!);
+  }
+  if (filters.toolName) conditions.push(toolNamed(filters.toolName));
+  const offset = page.cursor !== undefined && order === 'extra_cost' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+  if (page.cursor !== undefined && order === 'recent') conditions.push(olderThan(b.ts, b.turnId, page.cursor));
+  const orderBy = order === 'extra_cost' ? [sql`${b.extraCostUsd} DESC NULLS LAST`, desc(b.ts), desc(b.turnId)] : [desc(b.ts), desc(b.turnId)];
+  const next = <R extends { ts: number; turnId: number }>(rows: readonly R[]) =>
+    nextCursor(rows, page.limit, (last) => (order === 'recent' ? [last.ts, last.turnId] : [offset + page.limit]));
+  return { conditions, orderBy, offset, next };
 }
 
 /** A project's harness-reported breaks in the range that match the filters. */

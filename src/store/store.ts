@@ -20,6 +20,17 @@ export interface Filters {
   reason?: string[];
 }
 
+/** What the breaks explorer filters on beside the common filters. */
+export interface BreakFilters extends Filters {
+  /** A BreakCause, or 'none' for breaks with no cause. */
+  cause?: string[];
+  /** Breaks whose changedToolNames name any of these tools. */
+  toolName?: string[];
+}
+
+/** recent: newest first; extra_cost: most extra cost first, unpriced last. */
+export type BreakOrder = 'recent' | 'extra_cost';
+
 export interface PageQuery {
   limit: number;
   cursor?: string;
@@ -371,7 +382,7 @@ export interface Pairing {
 export interface Store {
   /** Stores several requests' events at once: all of them are durable when it resolves. */
   write(batches: readonly IngestBatch[]): Promise<WriteResult>;
-  breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>>;
+  breaks(project: string, range: TimeRange, filters: BreakFilters, page: PageQuery, order?: BreakOrder): Promise<Page<BreakRecord>>;
   sessions(
     project: string,
     range: TimeRange,

@@ -55,7 +55,7 @@ describe('cachebreak tail: usage', () => {
     const dir = tempDir();
     const path = join(dir, 'later', 'events.ndjson');
     const stop = new AbortController();
-    const run = cli(['tail', '--db', join(dir, 'a.db'), path], { signal: stop.signal });
+    const run = cli(['tail', '--db', join(dir, 'a.db'), path, join(dir, 'logs', '*.txt')], { signal: stop.signal });
     await new Promise((resolve) => setTimeout(resolve, 300));
     mkdirSync(join(dir, 'later'));
     writeFileSync(path, turns('sess-late', 3).text);
@@ -70,6 +70,13 @@ describe('cachebreak tail: usage', () => {
     const result = await run;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`cachebreak tail: ${path} does not exist yet; it is followed from when it appears`);
+    // What it watches, one line per path or glob, before anything it read.
+    const watching = result.stderr.split('\n').filter((line) => line.startsWith('cachebreak tail: watching'));
+    expect(watching).toEqual([
+      `cachebreak tail: watching ${path} (files not seen before from their end; format auto) → ${join(dir, 'a.db')} (project default)`,
+      `cachebreak tail: watching ${join(dir, 'logs', '*.txt')} (a glob, files matching now and later; files not seen before from their end; format auto) → ${join(dir, 'a.db')} (project default)`,
+    ]);
+    expect(result.stderr.indexOf('watching')).toBeLessThan(result.stderr.indexOf('3 events stored'));
     expect(result.stderr).toContain('3 events stored');
   });
 });

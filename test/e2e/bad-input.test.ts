@@ -39,7 +39,11 @@ interface ErrorCase {
   status: number;
   code: string;
   message: string;
+  /** A page of the web UI: the error comes as an HTML page, not the API's JSON. */
+  page?: true;
 }
+
+const unescapeHtml = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))).replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
 const ERROR_CASES: ErrorCase[] = [
   // Bodies that are not events at all: nothing is stored.
@@ -86,8 +90,8 @@ const ERROR_CASES: ErrorCase[] = [
   { name: 'GET /v1/stats?sessionId=sess_A', send: (u) => get(u, '/v1/stats?sessionId=sess_A'), status: 400, code: 'bad_request', message: 'sessionId: ' },
   // Names of Object.prototype's members are no parameter value, asset or ad hoc filter key.
   ...['__proto__', 'constructor', 'toString', 'hasOwnProperty'].flatMap((name): ErrorCase[] => [
-    { name: `UI /sessions?order=${name}`, send: (u) => get(u, `/sessions?order=${name}`), status: 400, code: 'bad_request', message: `order: expected one of recent, worst_cache_rate, extra_cost, got "${name}"` },
-    { name: `UI /?range=${name}`, send: (u) => get(u, `/?range=${name}`), status: 400, code: 'bad_request', message: `range: expected one of 1h, 24h, 7d, 30d, all, got "${name}"` },
+    { name: `UI /sessions?order=${name}`, send: (u) => get(u, `/sessions?order=${name}`), status: 400, code: 'bad_request', message: `order: expected one of recent, worst_cache_rate, extra_cost, got "${name}"`, page: true },
+    { name: `UI /?range=${name}`, send: (u) => get(u, `/?range=${name}`), status: 400, code: 'bad_request', message: `range: expected one of 1h, 24h, 7d, 30d, all, got "${name}"`, page: true },
     { name: `UI asset /ui/${name}`, send: (u) => get(u, `/ui/${name}`), status: 404, code: 'not_found', message: `no route GET /ui/${name}` },
     {
       name: `Grafana ad hoc filter key ${name}`,
@@ -123,6 +127,7 @@ const ERROR_CASES: ErrorCase[] = [
     status: 400,
     code: 'bad_request',
     message: `${field}: contains a NUL byte (%00, \\u0000), which no stored value holds`,
+    ...(name.startsWith('UI ') ? { page: true as const } : {}),
   })),
   // Not found.
   { name: 'unknown route', send: (u) => get(u, '/v1/sessionz'), status: 404, code: 'not_found', message: 'no route GET /v1/sessionz' },
@@ -301,15 +306,23 @@ describe('bad input against a real server', () => {
     shared = await seededServer('file');
   });
 
-  it.each(ERROR_CASES)('$name → $status $code', async ({ send, status, code, message }) => {
+  it.each(ERROR_CASES)('$name → $status $code', async ({ send, status, code, message, page }) => {
     const before = await stored(shared.url);
     const reply = await send(shared.url);
     expect(reply.status).toBe(status);
-    expect(reply.headers.get('content-type')).toBe('application/json');
-    expect(reply.body).toEqual({
-      error: { code, message: expect.stringContaining(message), hint: expect.any(String), requestId: expect.any(String) },
-    });
-    expect((reply.body as { error: { hint: string } }).error.hint).not.toBe('');
+    if (page) {
+      // A browser's page: the problem and what to do, in the UI's style.
+      expect(reply.headers.get('content-type')).toMatch(/^text\/html/);
+      const shown = (id: string) => unescapeHtml(new RegExp(`id="${id}"[^>]*>([^<]*)<`).exec(reply.text)?.[1] ?? '');
+      expect(shown('error-message')).toContain(message);
+      expect(shown('error-hint')).not.toBe('');
+    } else {
+      expect(reply.headers.get('content-type')).toBe('application/json');
+      expect(reply.body).toEqual({
+        error: { code, message: expect.stringContaining(message), hint: expect.any(String), requestId: expect.any(String) },
+      });
+      expect((reply.body as { error: { hint: string } }).error.hint).not.toBe('');
+    }
     await stillServing(shared.url, before);
   });
 

@@ -6,6 +6,7 @@ import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { send } from './client.js';
 import { startProxyHarness } from './harness.js';
+import { anthropicAnswer } from './upstreams.js';
 import { pause, waitFor } from './wait.js';
 
 const anthropicBody = (stream: boolean) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, stream, messages: [{ role: 'user', content: 'hi' }] });
@@ -24,6 +25,25 @@ describe('proxy failures', () => {
     expect(overloaded.body.toString()).toContain('overloaded_error');
     expect(await h.metric('cachebreak_proxy_observations_total', { provider: 'anthropic', outcome: 'upstream_status' })).toBe(2);
     expect((await h.get<{ sessions: unknown[] }>('/v1/sessions')).sessions).toEqual([]);
+  });
+
+  it('says in the log when a call names an upstream request id that another session already has, and counts it', async () => {
+    const h = await startProxyHarness();
+    h.anthropic.usage = usage;
+    h.anthropic.answer = (request) => anthropicAnswer(request, usage, 'req_reused');
+    await send(h.proxy, 'POST', '/anthropic/v1/messages', { 'x-cachebreak-session': 'first' }, anthropicBody(false));
+    await waitFor('the first call stored', () => h.metric('cachebreak_proxy_observations_total', { outcome: 'turn' }), (n) => n === 1);
+    const second = await send(h.proxy, 'POST', '/anthropic/v1/messages', { 'x-cachebreak-session': 'second' }, anthropicBody(false));
+    // The call itself is answered as the upstream answered it.
+    expect(second.status).toBe(200);
+    await waitFor('the second call refused', () => h.metric('cachebreak_proxy_observations_total', { provider: 'anthropic', outcome: 'rejected' }), (n) => n === 1);
+    const lines = h.log.filter((line) => line.includes('event=proxy_call_rejected'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/level=warn/);
+    expect(lines[0]).toContain('requestId=req_reused');
+    expect(lines[0]).toContain('field=requestId');
+    expect(lines[0]).toContain('already names a turn of session \\"first\\", not \\"second\\"');
+    expect((await h.get<{ sessions: { sessionId: string }[] }>('/v1/sessions')).sessions.map((s) => s.sessionId)).toEqual(['first']);
   });
 
   it('answers 502 when the upstream cannot be reached, and says so once in the log', async () => {

@@ -4,9 +4,11 @@
 // those that arrive together in one transaction). A database that is slow,
 // locked or down holds the workers, not the calls: the queue fills, and each
 // event that finds it full is counted (queue_full) and dropped, as is each
-// event the store refused (store_failed). Closing waits a bounded time for
-// what is queued; what is left is counted (shutdown).
+// event whose write failed (store_failed) or that the store refused for what
+// it is (rejected: a request id of another session). Closing waits a bounded
+// time for what is queued; what is left is counted (shutdown).
 import type { CacheEvent } from '../../core/types.js';
+import type { EventRejection } from '../../store/store.js';
 import type { Pipeline } from '../pipeline.js';
 
 /** Events waiting to be stored, past which new ones are dropped: about a second of calls at full speed. */
@@ -24,7 +26,14 @@ export interface Observed {
   withUsage: boolean;
 }
 
-export type ObservationOutcome = 'turn' | 'snapshot_only' | 'store_failed' | 'queue_full' | 'shutdown';
+export type ObservationOutcome = 'turn' | 'snapshot_only' | 'rejected' | 'store_failed' | 'queue_full' | 'shutdown';
+
+/** What the queue tells of each event: its outcome, and why a write failed or the store refused it. */
+export interface ObservationHooks {
+  count(observed: Observed, outcome: ObservationOutcome): void;
+  storeFailed(observed: Observed, error: unknown): void;
+  rejected(observed: Observed, rejection: EventRejection): void;
+}
 
 export class ObservationQueue {
   private readonly waiting: Observed[] = [];
@@ -34,18 +43,17 @@ export class ObservationQueue {
 
   constructor(
     private readonly pipeline: Pipeline,
-    private readonly count: (observed: Observed, outcome: ObservationOutcome) => void,
-    private readonly storeFailed: (observed: Observed, error: unknown) => void,
+    private readonly hooks: ObservationHooks,
   ) {}
 
   /** Queues an event to store; counted as dropped when the queue is full or closed. Never waits. */
   offer(observed: Observed): void {
     if (this.closed) {
-      this.count(observed, 'shutdown');
+      this.hooks.count(observed, 'shutdown');
       return;
     }
     if (this.waiting.length >= OBSERVATION_QUEUE_LIMIT) {
-      this.count(observed, 'queue_full');
+      this.hooks.count(observed, 'queue_full');
       return;
     }
     this.waiting.push(observed);
@@ -66,17 +74,23 @@ export class ObservationQueue {
       });
       clearTimeout(timer);
     }
-    for (const observed of this.waiting.splice(0)) this.count(observed, 'shutdown');
+    for (const observed of this.waiting.splice(0)) this.hooks.count(observed, 'shutdown');
   }
 
   private async work(): Promise<void> {
     for (let observed = this.waiting.shift(); observed !== undefined; observed = this.waiting.shift()) {
       try {
-        await this.pipeline.ingest(observed.project, [observed.event], 'proxy');
-        this.count(observed, observed.withUsage ? 'turn' : 'snapshot_only');
+        const counts = await this.pipeline.ingest(observed.project, [observed.event], 'proxy');
+        const rejection = counts.rejected?.[0];
+        if (rejection) {
+          this.hooks.count(observed, 'rejected');
+          this.hooks.rejected(observed, rejection);
+        } else {
+          this.hooks.count(observed, observed.withUsage ? 'turn' : 'snapshot_only');
+        }
       } catch (error) {
-        this.count(observed, 'store_failed');
-        this.storeFailed(observed, error);
+        this.hooks.count(observed, 'store_failed');
+        this.hooks.storeFailed(observed, error);
       }
     }
     this.working--;

@@ -173,19 +173,21 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
-  /** At most one line per kind and minute: a failing store or upstream fails every call. */
-  const warn = (kind: string, fields: Record<string, string>) => {
-    const suppressed = repeated.admit(`${kind}\u0000${fields.provider}`);
+  /** At most one line per kind (and `about`) and minute: a failing store or upstream fails every call. */
+  const warn = (kind: string, fields: Record<string, string>, about = '') => {
+    const suppressed = repeated.admit(`${kind}\u0000${fields.provider}\u0000${about}`);
     if (suppressed !== undefined) log.warn(kind, { ...fields, ...(suppressed > 0 ? { suppressed } : {}) });
   };
-  const queue = new ObservationQueue(
-    pipeline,
-    (observed, outcome) => {
+  const queue = new ObservationQueue(pipeline, {
+    count(observed, outcome) {
       countCall(observed.project, observed.provider, outcome);
       if (outcome === 'queue_full') warn('proxy_observations_dropped', { provider: observed.provider, message: 'the database is not keeping up: calls are forwarded, not stored' });
     },
-    (observed, error) => warn('proxy_store_failed', { provider: observed.provider, message: (error as Error).message }),
-  );
+    storeFailed: (observed, error) => warn('proxy_store_failed', { provider: observed.provider, message: (error as Error).message }),
+    // Such as an upstream request id that already names a turn of another session: said, once per id a minute.
+    rejected: ({ provider, event }, rejection) =>
+      warn('proxy_call_rejected', { provider, requestId: event.requestId, field: rejection.field, problem: rejection.problem }, event.requestId),
+  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const route = routeOf(req.url ?? '');

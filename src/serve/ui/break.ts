@@ -104,7 +104,7 @@ export function registerBreakPage(app: Hono<AppEnv>, deps: ReadDeps): void {
 <h2>Request parameters</h2>${params(b, baseline, turn)}
 ${b.changesAfterCachedPrefix.length > 0 ? html`<p id="after-prefix">Also changed after the cached prefix (not the cause): ${b.changesAfterCachedPrefix.join(', ')}</p>` : ''}
 ${b.firstChangedMessageIndex === null ? '' : html`<p>First changed message: #${b.firstChangedMessageIndex}</p>`}`;
-    const view = layout({ title: `Break ${requestId}`, path: `/breaks/${encodeURIComponent(requestId)}`, section: 'sessions', range, project: c.var.project, body });
+    const view = layout({ title: `Break ${requestId}`, path: `/breaks/${encodeURIComponent(requestId)}`, section: 'breaks', range, project: c.var.project, body });
     return c.html(view.text, 200, { 'cache-control': 'no-store' });
   });
 }

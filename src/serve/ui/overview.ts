@@ -1,6 +1,7 @@
 // GET /: the overview — cache rate over time, breaks by reason over time,
-// what the breaks cost (the priced sum, unpriced breaks counted apart) and
-// the latest breaks, each linking to its session and its break page.
+// what the breaks cost by reason (most first, each reason linking to its
+// breaks; the priced sum, unpriced breaks counted apart) and the latest
+// breaks, each linking to its session and its break page.
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import type { BreakRecord } from '../../core/types.js';
@@ -57,11 +58,15 @@ function charts(rates: StatsRow[], byReason: StatsRow[], from: number, to: numbe
   ];
 }
 
-function reasonTable(rows: TotalsRow[]): Html {
-  const breaks = rows.filter((r) => r.breaks > 0 && r.group);
+/** The reasons by what their breaks cost, most first (an unknown price last), each linking to its breaks. */
+function reasonTable(rows: TotalsRow[], range: UiRange): Html {
+  const breaks = rows
+    .filter((r) => r.breaks > 0 && r.group)
+    .sort((a, b) => (b.estimatedExtraCostUsd ?? -1) - (a.estimatedExtraCostUsd ?? -1) || b.breaks - a.breaks);
   if (breaks.length === 0) return html`<p class="muted">No breaks in this range.</p>`;
-  return html`<div class="scroll"><table id="reasons"><thead><tr><th>reason</th><th class="n">breaks</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
-    (r) => html`<tr><td class="reason">${r.group}</td><td class="n">${count(r.breaks)}</td><td class="n">${count(r.missedCacheReadTokens)}</td><td class="n">${costOf(r)}</td></tr>`,
+  return html`<div class="scroll"><table id="reasons"><thead><tr><th>reason</th><th class="n">breaks</th><th class="n">missed tokens</th><th class="n">extra cost ▾</th></tr></thead><tbody>${breaks.map(
+    (r) =>
+      html`<tr><td class="reason"><a href="${linkTo('/breaks', range, { reason: r.group!, order: 'extra_cost' })}">${r.group}</a></td><td class="n">${count(r.breaks)}</td><td class="n">${count(r.missedCacheReadTokens)}</td><td class="n">${costOf(r)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -105,8 +110,9 @@ ${waitingCount > 0 ? html`<p class="muted waiting">${count(waitingCount)} usage 
 ${empty ? html`<p id="empty">No turns in the ${range.label}. Choose a longer range above, send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>` : ''}
 <h2>Cache rate</h2><div id="cache-rate" class="chart"></div>
 <h2>Breaks by reason</h2><div id="breaks-by-reason" class="chart"></div>
-<h2>What the breaks cost</h2>${reasonTable(byReasonTotals)}
-<h2>Latest breaks</h2>${agreementLine(agreement)}${latestBreaks(latest.items, range)}`;
+<h2>What the breaks cost</h2>${reasonTable(byReasonTotals, range)}
+<h2>Latest breaks</h2>${agreementLine(agreement)}${latestBreaks(latest.items, range)}
+<p><a id="all-breaks" href="${linkTo('/breaks', range)}">Every break in the ${range.label} →</a></p>`;
     const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason, first, range.to, intervalMs) });
     return c.html(page.text, 200, { 'cache-control': 'no-store' });
   });

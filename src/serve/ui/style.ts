@@ -1,8 +1,9 @@
 // The web UI's stylesheet, served inline: one response per page, no build step.
 export const STYLE = `
-:root { color-scheme: light dark; --fg: #1d2129; --muted: #5c6370; --line: #d8dce3; --card: #f5f7fa; --bad: #c4314b; --good: #1a7f37; --warn: #9a6700; --add: #dafbe1; --del: #ffebe9; --mov: #fff8c5; --chg: #ddf4ff; }
-@media (prefers-color-scheme: dark) { :root { --fg: #e6e8eb; --muted: #9aa3ad; --line: #333a44; --card: #1b1f26; --add: #12361f; --del: #42191c; --mov: #3b3210; --chg: #0f2d46; } }
+:root { color-scheme: light dark; --bg: #ffffff; --fg: #1d2129; --muted: #5c6370; --line: #d8dce3; --card: #f5f7fa; --bad: #c4314b; --good: #1a7f37; --warn: #9a6700; --add: #dafbe1; --del: #ffebe9; --mov: #fff8c5; --chg: #ddf4ff; }
+@media (prefers-color-scheme: dark) { :root { --bg: #0f1217; --fg: #e6e8eb; --muted: #9aa3ad; --line: #333a44; --card: #1b1f26; --add: #12361f; --del: #42191c; --mov: #3b3210; --chg: #0f2d46; } }
 * { box-sizing: border-box; }
+html { background: var(--bg); }
 body { margin: 0 auto; max-width: 1200px; padding: 16px 24px 32px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); }
 a { color: inherit; }
 h1 { font-size: 20px; margin: 0 16px 0 0; }
@@ -42,5 +43,24 @@ ol.prefix li { padding: 1px 6px; border-radius: 4px; }
 .gap .ttl { position: absolute; top: -4px; bottom: -4px; width: 2px; background: var(--bad); }
 .search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .search input[type=search] { flex: 1 1 200px; font: inherit; }
+/* Names (models, agents, tools, reasons) wrap between one another, never inside one; ids only where they have spaces or hyphens. */
+.nm { white-space: nowrap; overflow-wrap: normal; }
+code.id { overflow-wrap: normal; }
+table.cards th.n { white-space: normal; }
+/* A wide table as cards on a narrow screen: each row a block, each cell labelled. */
+@media (max-width: 1100px) {
+  table.cards thead { display: none; }
+  table.cards tr { display: block; border-bottom: 1px solid var(--line); padding: 6px 0; }
+  table.cards td { display: inline-block; border: 0; padding: 2px 12px 2px 0; max-width: 100%; }
+  table.cards td.n { text-align: left; }
+  table.cards td[data-label]::before { content: attr(data-label) " "; color: var(--muted); font-size: 12px; }
+  table.cards td[data-label]:empty { display: none; }
+}
+.filters { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center; margin: 8px 0 12px; font-size: 13px; }
+.filters label { display: flex; gap: 4px; align-items: center; color: var(--muted); }
+.filters input { width: 10em; font: inherit; }
+.filters select { font: inherit; max-width: 14em; }
+.pager { display: flex; gap: 16px; align-items: baseline; margin: 10px 0; }
+.error-page { max-width: 720px; }
 footer { margin-top: 32px; font-size: 12px; }
 `;

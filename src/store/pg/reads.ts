@@ -8,10 +8,12 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
 import type { LabelKind } from '../evaluate/names.js';
-import { allOf, breakConditions, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
+import { allOf, breakConditions, breakPage, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
 import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
 import type {
   BreakCauseRow,
+  BreakFilters,
+  BreakOrder,
   BreakPrefixes,
   ChangedTool,
   ExternalBreak,
@@ -113,21 +115,23 @@ export class PgReads {
     return this.names.withStreams(streams);
   }
 
-  async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
+  async breaks(project: string, range: TimeRange, filters: BreakFilters, page: PageQuery, order: BreakOrder = 'recent'): Promise<Page<BreakRecord>> {
     const projectId = await this.names.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
     await this.resolve(filters);
-    const conditions = breakConditions(this.labelId, b, projectId, range, filters);
-    if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
+    const explored = breakPage(b, filters, page, order, (names) =>
+      sql`(jsonb_typeof(${b.changedTools}) = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements_text(${b.changedTools}) AS tool(value) WHERE tool.value IN ${names}))`,
+    );
     const rows = await this.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
       .from(b)
-      .where(allOf(conditions))
-      .orderBy(desc(b.ts), desc(b.turnId))
-      .limit(page.limit + 1);
+      .where(allOf([...breakConditions(this.labelId, b, projectId, range, filters), ...explored.conditions]))
+      .orderBy(...explored.orderBy)
+      .limit(page.limit + 1)
+      .offset(explored.offset);
     const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.turnId]) };
+    return { items, nextCursor: explored.next(rows) };
   }
 
   async sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order: SessionOrder = 'recent'): Promise<Page<SessionSummary>> {

@@ -11,6 +11,8 @@ import type {
   ChangedTool,
   ExternalBreak,
   ExternalBreakFilters,
+  BreakFilters,
+  BreakOrder,
   Filters,
   IngestBatch,
   KeyState,
@@ -212,8 +214,8 @@ export class PgStore implements Store {
 
   // --- reads ---
 
-  breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
-    return this.reads.breaks(project, range, filters, page);
+  breaks(project: string, range: TimeRange, filters: BreakFilters, page: PageQuery, order?: BreakOrder): Promise<Page<BreakRecord>> {
+    return this.reads.breaks(project, range, filters, page, order);
   }
 
   sessions(project: string, range: TimeRange, filters: Filters, page: PageQuery, order?: SessionOrder): Promise<Page<SessionSummary>> {

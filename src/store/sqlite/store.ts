@@ -12,6 +12,8 @@ import {
   type BreakCauseRow,
   type BreakPrefixes,
   type IngestBatch,
+  type BreakFilters,
+  type BreakOrder,
   type Filters,
   type ChangedTool,
   type Page,
@@ -72,7 +74,7 @@ import {
   withReportedTokens,
   type StoredCountsRow,
 } from '../summaries.js';
-import { allOf, breakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
+import { allOf, breakConditions, breakPage, labelIds, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
 import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
@@ -201,21 +203,21 @@ export class SqliteStore implements Store {
     return writeResult(outcome, names);
   }
 
-  async breaks(project: string, range: TimeRange, filters: Filters, page: PageQuery): Promise<Page<BreakRecord>> {
+  async breaks(project: string, range: TimeRange, filters: BreakFilters, page: PageQuery, order: BreakOrder = 'recent'): Promise<Page<BreakRecord>> {
     const projectId = this.dictionary.existingProject(project);
     if (projectId === undefined) return { items: [], nextCursor: null };
     const b = breaksTable;
-    const conditions = this.breakConditions(projectId, range, filters);
-    if (page.cursor !== undefined) conditions.push(olderThan(b.ts, b.turnId, page.cursor));
+    const explored = breakPage(b, filters, page, order, (names) => sql`EXISTS (SELECT 1 FROM json_each(${b.changedTools}) WHERE value IN ${names})`);
     const rows = this.opened.db
       .select({ turnId: b.turnId, ts: b.ts, record: b.record })
       .from(b)
-      .where(allOf(conditions))
-      .orderBy(desc(b.ts), desc(b.turnId))
+      .where(allOf([...this.breakConditions(projectId, range, filters), ...explored.conditions]))
+      .orderBy(...explored.orderBy)
       .limit(page.limit + 1)
+      .offset(explored.offset)
       .all();
     const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
-    return { items, nextCursor: nextCursor(rows, page.limit, (last) => [last.ts, last.turnId]) };
+    return { items, nextCursor: explored.next(rows) };
   }
 
   async sessions(
