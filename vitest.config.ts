@@ -29,6 +29,8 @@ const STORE_TESTS = [
   'test/ingest/limits-paths.test.ts',
   'test/ingest/times.test.ts',
   'test/ingest/free-form.test.ts',
+  // Alert rules evaluated over the store's rollups.
+  'test/alerts/evaluation.test.ts',
   // The proxy while its database is locked or gone.
   'test/proxy/stalled-store.test.ts',
 ];

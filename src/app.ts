@@ -12,6 +12,9 @@ import type { Authenticator } from './auth/authenticator.js';
 import type { BodyBudget } from './ingest/http/body.js';
 import { clientOf, type InflightBudget } from './ingest/inflight.js';
 import type { Limits } from './ingest/limits.js';
+import type { Alerts } from './alerts/alerts.js';
+import { registerAlerts } from './serve/alerts.js';
+import { registerAlertsPage } from './serve/ui/alerts.js';
 import { registerAuth } from './serve/auth.js';
 import { FORWARDED_PROJECT, registerForwardedReads } from './serve/readers/forward.js';
 import type { ReaderPool } from './serve/readers/pool.js';
@@ -58,6 +61,8 @@ export interface AppDeps {
   readers?: ReaderPool;
   /** Bounds the request bodies ingest holds at once; absent: not bounded. */
   inflight?: InflightBudget;
+  /** The regression alerts the server evaluates; absent: no rule is on. */
+  alerts?: Alerts;
   /** How long an ingest body may go without a byte arriving before it is answered 408 (--body-timeout); absent: no limit here. */
   bodyTimeoutMs?: number;
 }
@@ -180,6 +185,9 @@ export function buildApp(deps: AppDeps): Hono<AppEnv> {
   } else {
     registerReads(app, readDeps);
   }
+  // Kept in this thread's memory: answered here, never by a reader thread.
+  registerAlerts(app, deps.alerts);
+  registerAlertsPage(app, deps.alerts);
   registerMetrics(app, deps);
   registerHealth(app, deps);
   app.get('/v1', (c) => c.json({ routes: ROUTE_DOCS }));

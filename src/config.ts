@@ -94,6 +94,13 @@ const duration: Parser<number | undefined> = (raw, name) => {
   return ms;
 };
 
+/** A positive amount of US dollars. */
+const usd: Parser<number | undefined> = (raw, name) => {
+  const value = Number(raw.trim().replace(/^\$/, ''));
+  if (raw.trim() === '' || !Number.isFinite(value) || value <= 0) throw new ConfigError(`${name}: expected an amount of USD above 0, such as 5 or 0.50, got "${raw}"`);
+  return value;
+};
+
 /** A URL as it may be shown: without `user:password@`, which can hold a key. */
 export function withoutUserinfo(raw: string): string {
   return raw.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1');
@@ -452,6 +459,68 @@ export const OPTIONS = {
     help: 'Export every break as an OTel log record (event prompt_cache_break) to this OTLP endpoint (/v1/logs is added for HTTP); protocol and headers from OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL and _HEADERS',
     parse: endpoint,
   } satisfies Option<string>,
+  'alert-cache-rate-below': {
+    env: 'CACHEBREAK_ALERT_CACHE_RATE_BELOW',
+    default: undefined as number | undefined,
+    shownDefault: 'off',
+    valueName: 'RATIO',
+    help: 'Alert when a project\'s cache rate over --alert-window falls below this (e.g. 0.5), once it has --alert-min-turns turns in the window (docs/alerts.md)',
+    parse: ratio,
+  } satisfies Option<number | undefined>,
+  'alert-extra-cost-above': {
+    env: 'CACHEBREAK_ALERT_EXTRA_COST_ABOVE',
+    default: undefined as number | undefined,
+    shownDefault: 'off',
+    valueName: 'USD',
+    help: 'Alert when a project\'s breaks cost more than this many USD per hour (estimated extra cost, averaged over --alert-window)',
+    parse: usd,
+  } satisfies Option<number | undefined>,
+  'alert-new-reason': {
+    env: 'CACHEBREAK_ALERT_NEW_REASON',
+    default: false,
+    valueName: '',
+    help: 'Alert when breaks of a reason (and cause) appear in --alert-window that the project had not had before (in the 30 days before the server\'s first window, or since)',
+    parse: flag,
+  } satisfies Option<boolean>,
+  'alert-window': {
+    env: 'CACHEBREAK_ALERT_WINDOW',
+    default: 3_600_000,
+    shownDefault: '1h',
+    valueName: 'DURATION',
+    help: 'What each alert rule looks at: the last DURATION, in whole minutes (the rollups\' step)',
+    parse: (raw, name) => {
+      const ms = duration(raw, name)!;
+      if (ms % 60_000 !== 0) throw new ConfigError(`${name}: expected whole minutes, such as 15m or 1h, got "${raw}"`);
+      return ms;
+    },
+  } satisfies Option<number>,
+  'alert-min-turns': {
+    env: 'CACHEBREAK_ALERT_MIN_TURNS',
+    default: 20,
+    valueName: 'N',
+    help: 'Turns a project needs in --alert-window before --alert-cache-rate-below judges its rate',
+    parse: integer(1, 1_000_000),
+  } satisfies Option<number>,
+  'alert-every': {
+    env: 'CACHEBREAK_ALERT_EVERY',
+    default: 60_000,
+    shownDefault: '1m',
+    valueName: 'DURATION',
+    help: 'How often the server evaluates the alert rules of every project (at least 1s)',
+    parse: (raw, name) => {
+      const ms = duration(raw, name)!;
+      if (ms < 1000) throw new ConfigError(`${name}: expected at least 1s, got "${raw}"`);
+      return ms;
+    },
+  } satisfies Option<number>,
+  'alert-webhook': {
+    env: 'CACHEBREAK_ALERT_WEBHOOK',
+    default: '',
+    shownDefault: 'none',
+    valueName: 'URL',
+    help: 'POST each alert as JSON to this URL when it fires and when it resolves ({status, alert}); 5 s per attempt, 3 attempts',
+    parse: endpoint,
+  } satisfies Option<string>,
   format: {
     env: 'CACHEBREAK_FORMAT',
     default: 'auto' as 'auto' | TailFormat,
@@ -583,7 +652,7 @@ export type OptionName = keyof typeof OPTIONS;
 export type OptionValues<N extends OptionName> = { [K in N]: (typeof OPTIONS)[K]['default'] };
 
 /** Flags that take no value. */
-const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'follow-symlinks', 'print']);
+const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'follow-symlinks', 'print', 'alert-new-reason']);
 
 /** Flags that may be given more than once; their values are joined as a path list. */
 const REPEATABLE = new Set<OptionName>(['tail']);

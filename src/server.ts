@@ -1,6 +1,9 @@
 // Runs the app on a port: one line on start, graceful stop on close().
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
+import { Alerts } from './alerts/alerts.js';
+import { anyRule, type AlertRules } from './alerts/rules.js';
+import { Webhook } from './alerts/webhook.js';
 import { buildApp } from './app.js';
 import { Authenticator, type Access } from './auth/authenticator.js';
 import { ConfigError, type OtelSettings } from './config.js';
@@ -77,6 +80,8 @@ export interface ServerOptions {
   tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number; followSymlinks?: boolean } | undefined;
   /** The provider proxy (cachebreak proxy), on `host`; undefined serves none. */
   proxy?: Omit<ProxySettings, 'host'> | undefined;
+  /** Regression alert rules, how often they run and where they are sent; undefined: no rule. */
+  alerts?: { rules: AlertRules; everyMs: number; webhook: string | undefined } | undefined;
   /** Break export and self-tracing; undefined: neither. */
   otel?: OtelSettings | undefined;
 }
@@ -212,6 +217,24 @@ function trimHalves(store: Store, log: Logger): { stop(): void } {
   return { stop: () => clearInterval(timer) };
 }
 
+/**
+ * Evaluates the alert rules every `everyMs` over the projects the counters
+ * know (stored totals and turns since start): reads of rollup sums, off the
+ * ingest path. Undefined when no rule is on.
+ */
+function startAlerts(settings: ServerOptions['alerts'], store: Store, counters: Counters, log: Logger, ports: Pick<Closers, 'add'>): Alerts | undefined {
+  if (settings === undefined || !anyRule(settings.rules)) return undefined;
+  const webhook = settings.webhook === undefined ? undefined : new Webhook(settings.webhook, counters, log);
+  const projects = () => [...new Set(counters.samples().flatMap((sample) => (sample.name === 'turns' && sample.labels.project !== undefined ? [sample.labels.project] : [])))];
+  const alerts = new Alerts({ store, rules: settings.rules, projects, now: Date.now, log, ...(webhook ? { notify: (alert) => webhook.send(alert) } : {}) });
+  alerts.start(settings.everyMs);
+  ports.add(async () => {
+    await alerts.stop();
+    webhook?.close();
+  });
+  return alerts;
+}
+
 export async function startServer(options: ServerOptions, stderr: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(stderr);
   // Whatever started is closed by this one list, in reverse: on a failed start as by close().
@@ -294,6 +317,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   }
   teardown.add(() => readers?.close());
   const otlp = new OtlpReceiver({ pipeline, counters, now: Date.now, limits, maxWaitingBytes: options.maxWaitingBytes });
+  const alerts = startAlerts(options.alerts, store, counters, log, teardown);
   const app = buildApp({
     store,
     prices: options.detection.prices,
@@ -309,6 +333,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
     inflight,
     bodyTimeoutMs,
     ...(readers ? { readers } : {}),
+    ...(alerts ? { alerts } : {}),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   // Every way in stops accepting at once, then lets its requests finish.

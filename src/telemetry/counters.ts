@@ -53,6 +53,10 @@ export const COUNTERS = {
     name: 'cachebreak_proxy_observations_total',
     help: 'Model calls the proxy forwarded, by what was stored (turn, snapshot_only: no usage in the response) or why nothing was (upstream_status, unreadable, over_budget: the request bodies held reached --inflight-limit, rejected: the store refused the turn, such as a request id of another session, store_failed, queue_full: the database was not keeping up, shutdown: still queued when the server stopped)',
   },
+  alertWebhookFailures: {
+    name: 'cachebreak_alert_webhook_failures_total',
+    help: 'Alert notifications (firing or resolved) the --alert-webhook URL did not take, by project and reason: timeout, unreachable, status (not 2xx) after every attempt, or queue_full (dropped unsent)',
+  },
 } as const;
 
 export type CounterName = keyof typeof COUNTERS;

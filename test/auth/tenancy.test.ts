@@ -87,6 +87,8 @@ function readCalls(tag: string): Record<string, Call> {
     'POST /grafana/json/tag-keys': simpod('/grafana/json/tag-keys', {}),
     'POST /grafana/json/tag-values': simpod('/grafana/json/tag-values', { key: 'model', range: RANGE }),
     'GET /metrics': get('/metrics'),
+    'GET /v1/alerts': get('/v1/alerts'),
+    'GET /alerts': get('/alerts'),
     'GET /healthz': get('/healthz'),
     'GET /readyz': get('/readyz'),
   };
@@ -123,7 +125,8 @@ describe('tenancy', () => {
     const alphaIngest = await createKey(db, 'alpha', 'ingest');
     const alphaRead = await createKey(db, 'alpha', 'read');
     const beta = await createKey(db, 'beta', 'ingest,read');
-    const server = await startOtlpServer({ db });
+    // Alert rules that every project's data breaks, over a window that holds it all.
+    const server = await startOtlpServer({ db, alerts: { rules: { cacheRateBelow: 1, newBreakReason: true, windowMs: 3650 * 86_400_000, minTurns: 1 }, everyMs: 1000, webhook: undefined } });
 
     // Every documented route has a case: a new route must say how it keeps projects apart.
     const documented = ROUTE_DOCS.map((r) => `${r.method} ${r.path}`).sort();
@@ -143,6 +146,15 @@ describe('tenancy', () => {
     expect(readOverGrpc[0]!.code).not.toBe(0);
     // An ingest key cannot read.
     expect((await call(server, alphaIngest, readCalls('alpha')['GET /v1/sessions']!)).status).toBe(403);
+
+    // The alerts are evaluated every second: both projects' are there before the walk.
+    for (const key of [alphaRead, beta]) {
+      const deadline = Date.now() + 15_000;
+      while (!(await call(server, key, readCalls('x')['GET /v1/alerts']!)).text.includes('new_break_reason')) {
+        if (Date.now() > deadline) throw new Error('no alert within 15 s');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
 
     // Reading: each project sees its own data and nothing of the other's, on every route.
     const sees = { alpha: new Set<string>(), beta: new Set<string>() };
@@ -164,7 +176,7 @@ describe('tenancy', () => {
       }
     }
     // Where data is listed, each project does see its own (or the walk would prove nothing).
-    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /v1/breaks/:requestId', 'GET /', 'GET /sessions', 'GET /sessions/:sessionId', 'GET /breaks', 'GET /breaks/:requestId', 'GET /v1/insights/avoidable', 'GET /v1/insights/ttl', 'GET /insights', 'GET /grafana/insights-ttl', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics'];
+    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /v1/breaks/:requestId', 'GET /', 'GET /sessions', 'GET /sessions/:sessionId', 'GET /breaks', 'GET /breaks/:requestId', 'GET /v1/insights/avoidable', 'GET /v1/insights/ttl', 'GET /insights', 'GET /grafana/insights-ttl', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics', 'GET /v1/alerts', 'GET /alerts'];
     for (const route of listing) {
       expect(sees.alpha.has(route), `alpha on ${route}`).toBe(true);
       expect(sees.beta.has(route), `beta on ${route}`).toBe(true);

@@ -89,6 +89,20 @@ const ROWS: Row[] = [
   { option: 'max-metric-models', env: 'CACHEBREAK_MAX_METRIC_MODELS', envValue: '9', fromEnv: 9, flag: ['--max-metric-models', '10'], fromFlag: 10 },
   { option: 'read-workers', env: 'CACHEBREAK_READ_WORKERS', envValue: '0', fromEnv: 0, flag: ['--read-workers', '3'], fromFlag: 3 },
   { option: 'pg-pool', env: 'CACHEBREAK_PG_POOL', envValue: '4', fromEnv: 4, flag: ['--pg-pool', '20'], fromFlag: 20 },
+  { option: 'alert-cache-rate-below', env: 'CACHEBREAK_ALERT_CACHE_RATE_BELOW', envValue: '0.5', fromEnv: 0.5, flag: ['--alert-cache-rate-below', '0.8'], fromFlag: 0.8 },
+  { option: 'alert-extra-cost-above', env: 'CACHEBREAK_ALERT_EXTRA_COST_ABOVE', envValue: '5', fromEnv: 5, flag: ['--alert-extra-cost-above', '$0.50'], fromFlag: 0.5 },
+  { option: 'alert-new-reason', env: 'CACHEBREAK_ALERT_NEW_REASON', envValue: 'true', fromEnv: true, flag: ['--alert-new-reason=0'], fromFlag: false },
+  { option: 'alert-window', env: 'CACHEBREAK_ALERT_WINDOW', envValue: '15m', fromEnv: 15 * 60_000, flag: ['--alert-window', '1d'], fromFlag: DAY },
+  { option: 'alert-min-turns', env: 'CACHEBREAK_ALERT_MIN_TURNS', envValue: '5', fromEnv: 5, flag: ['--alert-min-turns', '100'], fromFlag: 100 },
+  { option: 'alert-every', env: 'CACHEBREAK_ALERT_EVERY', envValue: '10s', fromEnv: 10_000, flag: ['--alert-every', '5m'], fromFlag: 300_000 },
+  {
+    option: 'alert-webhook',
+    env: 'CACHEBREAK_ALERT_WEBHOOK',
+    envValue: 'http://hooks.internal:9000/cachebreak',
+    fromEnv: 'http://hooks.internal:9000/cachebreak',
+    flag: ['--alert-webhook', 'https://hooks.example.com/x?token=1'],
+    fromFlag: 'https://hooks.example.com/x?token=1',
+  },
 ];
 
 const defaults = () => Object.fromEntries(serveCommand.options.map((option) => [option, OPTIONS[option].default]));
@@ -114,6 +128,17 @@ describe('cachebreak serve: sizes', () => {
     for (const unit of ['constructor', '__proto__', 'toString', 'x']) {
       expect(() => parse(['--body-limit', `5${unit}`])).toThrow(`--body-limit: expected a size such as 16MiB, 512KB or 1048576, got "5${unit}"`);
     }
+  });
+});
+
+describe('cachebreak serve: alert rules', () => {
+  it('refuses a value out of range with the option and an example', () => {
+    expect(() => parse(['--alert-cache-rate-below', '50%'])).toThrow('--alert-cache-rate-below: expected a number above 0 and at most 1, got "50%"');
+    expect(() => parse(['--alert-extra-cost-above', '0'])).toThrow('--alert-extra-cost-above: expected an amount of USD above 0, such as 5 or 0.50, got "0"');
+    expect(() => parse(['--alert-window', '90s'])).toThrow('--alert-window: expected whole minutes, such as 15m or 1h, got "90s"');
+    expect(() => parse(['--alert-every', '500ms'])).toThrow('--alert-every: expected at least 1s, got "500ms"');
+    expect(() => parse(['--alert-webhook', 'ftp://hooks'])).toThrow('--alert-webhook: expected an http:// or https:// URL, got "ftp://hooks"');
+    expect(() => parse([], { CACHEBREAK_ALERT_MIN_TURNS: '0' })).toThrow('CACHEBREAK_ALERT_MIN_TURNS: expected a whole number from 1 to 1000000, got "0"');
   });
 });
 

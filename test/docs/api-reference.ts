@@ -10,7 +10,7 @@ const SHARED_AT = 3;
 
 const GROUPS: { title: string; has: (path: string) => boolean }[] = [
   { title: 'Ingest and REST', has: (path) => path.startsWith('/v1/') },
-  { title: 'The web UI', has: (path) => path === '/' || path.startsWith('/sessions') || path.startsWith('/breaks/') || path.startsWith('/ui/') },
+  { title: 'The web UI', has: (path) => path === '/' || path.startsWith('/sessions') || path.startsWith('/breaks/') || path.startsWith('/ui/') || path === '/alerts' },
   { title: 'Grafana: simPod JSON datasource', has: (path) => path.startsWith('/grafana/json') },
   { title: 'Grafana: Infinity datasource', has: (path) => path.startsWith('/grafana/') },
   { title: 'Operations', has: () => true },

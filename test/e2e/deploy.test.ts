@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { COUNTERS } from '../../src/telemetry/counters.js';
 import { cli } from '../cli/run.js';
 import { tempDir } from '../helpers.js';
 import { seedSession } from './events.js';
@@ -36,8 +37,8 @@ function mountOf(service: string, volume: string): string {
   return found[1];
 }
 
-function promtool(config: string): { status: number | null; output: string } {
-  const result = spawnSync('promtool', ['check', 'config', config], { encoding: 'utf8', timeout: 10_000 });
+function promtool(...args: string[]): { status: number | null; output: string } {
+  const result = spawnSync('promtool', args, { encoding: 'utf8', timeout: 10_000, cwd: join(DEPLOY, 'prometheus') });
   if ((result.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') throw new Error('promtool is not installed: `apt-get install prometheus` (Debian/Ubuntu)');
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
@@ -49,6 +50,8 @@ function localConfig(keyFile: string, target: string): string {
   const [job] = config.scrape_configs;
   job.authorization.credentials_file = keyFile;
   job.static_configs = [{ targets: [target] }];
+  // Relative to the configuration file, which is elsewhere here.
+  config.rule_files = (config.rule_files as string[]).map((file) => join(DEPLOY, 'prometheus', file));
   return stringify(config);
 }
 
@@ -113,13 +116,35 @@ describe('deploy/docker-compose.yml', () => {
 
     const config = join(dir, 'prometheus.yml');
     writeFileSync(config, localConfig(keyFile, new URL(server.url).host));
-    expect(promtool(config)).toMatchObject({ status: 0 });
+    expect(promtool('check', 'config', config)).toMatchObject({ status: 0 });
     const prometheus = await startPrometheus(readFileSync(config, 'utf8'));
+    const alerts = (((await (await fetch(`${prometheus}/api/v1/rules?type=alert`)).json()) as Json).data.groups as Json[]).flatMap((group) => (group.rules as Json[]).map((rule) => rule.name));
+    expect(alerts.sort()).toEqual(['CachebreakCacheRateLow', 'CachebreakExtraCostHigh', 'CachebreakNewBreakReason']);
     const turns = await until('stored turns scraped with the read key', 30_000, async () => {
       const result = (await query(prometheus, 'sum(cachebreak_turns_total{job="cachebreak"})')).data?.result;
       return result?.length === 1 ? Number(result[0].value[1]) : undefined;
     });
     expect(turns).toBe(4);
     expect((await query(prometheus, 'up{job="cachebreak"}')).data.result[0].value[1]).toBe('1');
+  });
+
+  it('ships alerting rules that Prometheus loads from where the compose file mounts them, pass promtool check rules and their unit tests', () => {
+    const files = prometheusConfig.rule_files as string[];
+    expect(files).toEqual(['cachebreak-alerts.yml']);
+    const mounted = new Map(mounts('prometheus'));
+    // rule_files are relative to the configuration file's directory.
+    expect(mounted.get(join(DEPLOY, 'prometheus', files[0]!))).toBe(`/etc/prometheus/${files[0]}`);
+    const checked = promtool('check', 'rules', files[0]!);
+    expect(checked.output).toContain('SUCCESS: 4 rules found');
+    expect(checked.status).toBe(0);
+    const tested = promtool('test', 'rules', 'cachebreak-alerts.test.yml');
+    expect(tested.output).toContain('SUCCESS');
+    expect(tested.status).toBe(0);
+    // The rules name only series cachebreak exposes.
+    const rules = readFileSync(join(DEPLOY, 'prometheus', files[0]!), 'utf8');
+    const named = new Set(rules.match(/\bcachebreak_[a-z_]+_total\b/g));
+    expect([...named].sort()).toEqual(['cachebreak_breaks_total', 'cachebreak_breaks_unpriced_total', 'cachebreak_estimated_extra_cost_usd_total', 'cachebreak_tokens_total', 'cachebreak_turns_total']);
+    const exposed = new Set(Object.values(COUNTERS).map((counter) => counter.name));
+    for (const name of named) expect(exposed, name).toContain(name);
   });
 });

@@ -17,7 +17,7 @@ import { afterEach } from 'vitest';
 import type { OtelSettings } from '../../src/config.js';
 import type { Limits } from '../../src/ingest/limits.js';
 import { SERVICE_DETECTION } from '../../src/prices/index.js';
-import { startServer, type RunningServer } from '../../src/server.js';
+import { startServer, type RunningServer, type ServerOptions } from '../../src/server.js';
 import { freshDb } from '../store-under-test.js';
 
 const servers: { close(): Promise<void> }[] = [];
@@ -33,7 +33,7 @@ export interface TestServer extends RunningServer {
   stderr: string[];
 }
 
-export async function startOtlpServer(options: { bodyLimit?: number; otel?: OtelSettings; db?: string; rateLimit?: number; limits?: Limits } = {}): Promise<TestServer> {
+export async function startOtlpServer(options: { bodyLimit?: number; otel?: OtelSettings; db?: string; rateLimit?: number; limits?: Limits; alerts?: ServerOptions['alerts'] } = {}): Promise<TestServer> {
   const stderr: string[] = [];
   const server = await startServer(
     {
@@ -49,6 +49,7 @@ export async function startOtlpServer(options: { bodyLimit?: number; otel?: Otel
       otel: options.otel,
       ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}),
       ...(options.limits !== undefined ? { limits: options.limits } : {}),
+      ...(options.alerts !== undefined ? { alerts: options.alerts } : {}),
     },
     (line) => stderr.push(line),
   );

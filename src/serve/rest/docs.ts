@@ -1,5 +1,6 @@
 // What each read route accepts, declared beside the routes and used for the
 // API reference (docs/api.md) and GET /v1.
+import { ALERT_ROUTE_DOCS } from '../alerts.js';
 import { GRAFANA_ROUTE_DOCS } from '../grafana/docs.js';
 import { UI_ROUTE_DOCS } from '../ui/docs.js';
 import { INSIGHT_ROUTE_DOCS } from './insights-docs.js';
@@ -119,6 +120,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     },
   },
   ...UI_ROUTE_DOCS,
+  ...ALERT_ROUTE_DOCS,
   ...GRAFANA_ROUTE_DOCS,
   {
     method: 'GET',

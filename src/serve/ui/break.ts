@@ -1,6 +1,7 @@
 // GET /breaks/:requestId: one break as a diff of the two prefixes it
 // compares — the baseline's and the turn's tools side by side (added,
-// removed, moved and changed ones marked, as the break record names them),
+// removed, moved and changed ones marked, as the break record names them;
+// long runs of unchanged ones folded),
 // system blocks, markers and parameters by hash, the idle gap against the
 // cache's TTL, and the harness's and the provider's verdicts beside ours.
 import type { Hono } from 'hono';
@@ -27,22 +28,61 @@ function toolMark(b: BreakRecord, name: string, side: 'baseline' | 'turn'): [str
   return undefined;
 }
 
+/** Unchanged entries in a row, at least this many, fold into one line that opens to show them. */
+const FOLD_AT = 4;
+
+/**
+ * A numbered list whose runs of FOLD_AT or more unchanged entries are folded
+ * ("9 unchanged"); each entry keeps its number (`first` is the first's).
+ */
+function foldedList(className: string, first: number, entries: { changed: boolean; item: (n: number) => Html }[]): Html {
+  const parts: Html[] = [];
+  for (let i = 0; i < entries.length; ) {
+    let end = i;
+    while (end < entries.length && !entries[end]!.changed) end++;
+    if (end - i >= FOLD_AT) {
+      const run = entries.slice(i, end).map((e, k) => e.item(first + i + k));
+      parts.push(html`<li class="fold"><details><summary>${count(end - i)} unchanged</summary><ol class="prefix">${run}</ol></details></li>`);
+      i = end;
+    } else {
+      parts.push(entries[i]!.item(first + i));
+      i++;
+    }
+  }
+  return html`<ol class="prefix ${className}">${parts}</ol>`;
+}
+
 function toolList(b: BreakRecord, prefix: Prefix | null, side: 'baseline' | 'turn'): Html {
   if (!prefix?.tools) return none;
-  return html`<ol class="prefix tools">${prefix.tools.map((t) => {
-    const mark = toolMark(b, t.name, side);
-    return mark
-      ? html`<li class="${mark[0]}" data-tool="${t.name}"><code>${t.name}</code><span class="tag">${mark[1]}</span></li>`
-      : html`<li data-tool="${t.name}"><code>${t.name}</code></li>`;
-  })}</ol>`;
+  return foldedList(
+    'tools',
+    1,
+    prefix.tools.map((t) => {
+      const mark = toolMark(b, t.name, side);
+      return {
+        changed: mark !== undefined,
+        item: (n) =>
+          mark
+            ? html`<li value="${n}" class="${mark[0]}" data-tool="${t.name}"><code>${t.name}</code><span class="tag">${mark[1]}</span></li>`
+            : html`<li value="${n}" data-tool="${t.name}"><code>${t.name}</code></li>`,
+      };
+    }),
+  );
 }
 
 function blockList(b: BreakRecord, prefix: Prefix | null, other: Prefix | null): Html {
   if (!prefix?.systemBlockHashes) return none;
-  return html`<ol class="prefix blocks" start="0">${prefix.systemBlockHashes.map((hash, i) => {
-    const changed = b.changedSystemBlocks?.includes(i) || other?.systemBlockHashes?.[i] !== hash;
-    return changed ? html`<li class="changed"><code>${short(hash)}</code><span class="tag">changed</span></li>` : html`<li><code>${short(hash)}</code></li>`;
-  })}</ol>`;
+  return foldedList(
+    'blocks',
+    0,
+    prefix.systemBlockHashes.map((hash, i) => {
+      const changed = b.changedSystemBlocks?.includes(i) || other?.systemBlockHashes?.[i] !== hash;
+      return {
+        changed,
+        item: (n) => (changed ? html`<li value="${n}" class="changed"><code>${short(hash)}</code><span class="tag">changed</span></li>` : html`<li value="${n}"><code>${short(hash)}</code></li>`),
+      };
+    }),
+  );
 }
 
 function markerList(prefix: Prefix | null, other: Prefix | null, side: 'baseline' | 'turn'): Html {

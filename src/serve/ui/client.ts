@@ -6,6 +6,16 @@ export const CLIENT_SCRIPT = `
   var data = document.getElementById('charts');
   if (!data) return;
   var charts = JSON.parse(data.textContent);
+  // Axes, grid and marks in the page's colours, so that dark mode reads as well as light.
+  var css = getComputedStyle(document.documentElement);
+  var colour = function (name) { return css.getPropertyValue(name).trim(); };
+  var axis = function (extra) {
+    var a = { stroke: colour('--fg'), grid: { stroke: colour('--line'), width: 1 }, ticks: { stroke: colour('--line'), width: 1 } };
+    for (var k in extra) a[k] = extra[k];
+    return a;
+  };
+  // Whole numbers only on the axis of a count: no tick at 0.5 breaks.
+  var COUNT_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000, 200000, 500000, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7, 1e8, 2e8, 5e8, 1e9];
   var formats = {
     percent: function (v) { return v == null ? '–' : (v * 100).toFixed(1) + ' %'; },
     count: function (v) { return v == null ? '–' : Math.round(v).toLocaleString('en-US'); },
@@ -36,6 +46,15 @@ export const CLIENT_SCRIPT = `
       };
     }));
     var marks = chart.marks || [];
+    var expected = chart.expected || [];
+    function line(u, x) {
+      // On a pixel boundary: the line covers whole pixels, crisp.
+      var px = Math.round(u.valToPos(x, 'x', true));
+      u.ctx.beginPath();
+      u.ctx.moveTo(px, u.bbox.top);
+      u.ctx.lineTo(px, u.bbox.top + u.bbox.height);
+      u.ctx.stroke();
+    }
     var options = {
       width: el.clientWidth,
       height: 220,
@@ -46,26 +65,29 @@ export const CLIENT_SCRIPT = `
         x: { time: !!chart.xTime, range: function (u, min, max) { return [min - chart.step / 2, max + chart.step / 2]; } },
         y: chart.format === 'percent' ? { range: [0, 1] } : {},
       },
-      axes: [chart.xTime ? {} : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000] }, { values: function (u, ticks) { return ticks.map(fmt); }, size: 72 }],
+      axes: [
+        axis(chart.xTime ? {} : { incrs: COUNT_INCRS }),
+        axis(chart.format === 'percent' ? { values: function (u, ticks) { return ticks.map(fmt); }, size: 72 } : { incrs: COUNT_INCRS, values: function (u, ticks) { return ticks.map(fmt); }, size: 72 }),
+      ],
       series: series,
       hooks: {
         draw: [function (u) {
           var ctx = u.ctx;
           ctx.save();
-          ctx.strokeStyle = '#c4314b';
           ctx.lineWidth = 2 * devicePixelRatio;
-          marks.forEach(function (x) {
-            var px = u.valToPos(x, 'x', true);
-            ctx.beginPath();
-            ctx.moveTo(px, u.bbox.top);
-            ctx.lineTo(px, u.bbox.top + u.bbox.height);
-            ctx.stroke();
-          });
+          ctx.strokeStyle = colour('--bad');
+          marks.forEach(function (x) { line(u, x); });
+          // Expected misses: dashed, in the muted colour, apart from the breaks.
+          ctx.strokeStyle = colour('--muted');
+          ctx.setLineDash([4 * devicePixelRatio, 4 * devicePixelRatio]);
+          expected.forEach(function (x) { line(u, x); });
           ctx.restore();
         }],
       },
     };
     var plot = new uPlot(options, [chart.x].concat(shown), el);
+    // The chart on its element, for whoever inspects the page.
+    el.uplot = plot;
     window.addEventListener('resize', function () { plot.setSize({ width: el.clientWidth, height: 220 }); });
   }
   charts.forEach(draw);

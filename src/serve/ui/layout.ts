@@ -20,6 +20,8 @@ export interface Chart {
   series: { label: string; color: string; values: (number | null)[] }[];
   /** x values marked by a red line (breaks). */
   marks?: number[];
+  /** x values marked by a dashed line (expected misses: a compaction, a reset the harness announced). */
+  expected?: number[];
 }
 
 export interface View {
@@ -27,7 +29,7 @@ export interface View {
   /** The path the range picker links to (the view itself). */
   path: string;
   /** Which item of the navigation is current. */
-  section: 'overview' | 'sessions' | 'breaks' | 'insights';
+  section: 'overview' | 'sessions' | 'breaks' | 'insights' | 'alerts';
   range: UiRange;
   project: string;
   body: Html;
@@ -57,7 +59,7 @@ export function layout(view: View): Html {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><title>${view.title} · cachebreak</title><link rel="stylesheet" href="/ui/uplot.css"><style>${new Html(STYLE)}</style></head>
 <body>
-<header><h1>cachebreak</h1><nav>${nav('overview', '/', 'Overview')}${nav('sessions', '/sessions', 'Sessions')}${nav('breaks', '/breaks', 'Breaks')}${nav('insights', '/insights', 'Insights')}</nav><span class="muted">project <strong>${view.project}</strong></span></header>
+<header><h1>cachebreak</h1><nav>${nav('overview', '/', 'Overview')}${nav('sessions', '/sessions', 'Sessions')}${nav('breaks', '/breaks', 'Breaks')}${nav('insights', '/insights', 'Insights')}${nav('alerts', '/alerts', 'Alerts')}</nav><span class="muted">project <strong>${view.project}</strong></span></header>
 ${rangePicker(view)}
 <main>${view.body}</main>
 <footer>Every view shows ${view.range.preset === 'all' ? 'all time' : `the ${view.range.label}`}${view.range.preset === null ? '' : ` (choose above; the default is the ${PRESETS[DEFAULT_PRESET]!.label}, as GET /v1/stats)`} · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a> · Grafana dashboards: <code>dashboards/</code></footer>

@@ -1,6 +1,7 @@
 // GET /sessions/:sessionId: a session's turns, stream by stream (one stream
-// per agent): read, write and uncached tokens per turn, breaks marked, and
-// each break linking to its break page.
+// per agent): read, write and uncached tokens per turn, breaks and expected
+// misses (a compaction) marked apart, and each break linking to its break
+// page.
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
@@ -26,6 +27,7 @@ function chartOf(id: string, turns: TurnView[]): Chart {
     step: 1,
     series: TOKEN_SERIES.map((s) => ({ label: s.label, color: s.color, values: turns.map((t) => t.usage?.[s.key] ?? null) })),
     marks: turns.flatMap((t, i) => (t.break ? [i + 1] : [])),
+    expected: turns.flatMap((t, i) => (t.state === 'expected' ? [i + 1] : [])),
   };
 }
 
@@ -48,7 +50,7 @@ export function registerSessionPage(app: Hono<AppEnv>, deps: ReadDeps): void {
     for (const turn of turns) streams.set(turn.agentId, [...(streams.get(turn.agentId) ?? []), turn]);
     const charts = [...streams.values()].map((stream, i) => chartOf(`stream-${i}`, stream));
     const body = html`<h2>Session <code>${sessionId}</code></h2>
-<p class="muted">${count(turns.length)} turns in ${count(streams.size)} stream${streams.size === 1 ? '' : 's'}, ${utc(turns[0]!.ts)} to ${utc(turns[turns.length - 1]!.ts)}; the whole session, whatever the range. Red lines mark breaks.</p>
+<p class="muted">${count(turns.length)} turns in ${count(streams.size)} stream${streams.size === 1 ? '' : 's'}, ${utc(turns[0]!.ts)} to ${utc(turns[turns.length - 1]!.ts)}; the whole session, whatever the range. Red lines mark breaks; dashed lines mark expected misses (a compaction, a reset the harness announced), which are no break.</p>
 ${[...streams.entries()].map(
   ([agentId, stream], i) =>
     html`<section class="stream"><h2>Agent <code>${agentId}</code> <span class="muted">${count(stream.length)} turns</span></h2><div id="stream-${i}" class="chart"></div>${breakList(stream, range)}</section>`,

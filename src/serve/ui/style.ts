@@ -35,6 +35,9 @@ code { font-family: ui-monospace, "SF Mono", Menlo, monospace; font-size: 12px; 
 .side h3 { font-size: 13px; margin: 0 0 6px; color: var(--muted); }
 ol.prefix { margin: 0; padding-left: 28px; }
 ol.prefix li { padding: 1px 6px; border-radius: 4px; }
+ol.prefix li.fold { list-style: none; margin-left: -22px; }
+ol.prefix li.fold summary { color: var(--muted); cursor: pointer; }
+ol.prefix li.fold ol.prefix { padding-left: 22px; }
 .added { background: var(--add); } .removed { background: var(--del); } .moved { background: var(--mov); } .changed { background: var(--chg); }
 .tag { font-size: 11px; color: var(--muted); margin-left: 6px; }
 .legend span { padding: 1px 6px; border-radius: 4px; margin-right: 6px; font-size: 12px; }
