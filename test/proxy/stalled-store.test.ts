@@ -8,14 +8,15 @@ import { describe, expect, it } from 'vitest';
 import { generateKey, hashKey, keyPrefix } from '../../src/auth/keys.js';
 import { stall } from '../stall.js';
 import { freshDb, openStore } from '../store-under-test.js';
+import { OBSERVATIONS_HELD } from '../../src/ingest/proxy/observations.js';
 import { send } from './client.js';
 import { startProxyHarness, type ProxyHarness } from './harness.js';
 import { waitFor } from './wait.js';
 
 const usage = { input_tokens: 10, cache_creation_input_tokens: 100, cache_read_input_tokens: 0 };
 const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] });
-/** More calls than the observation queue holds (256), so that some find it full. */
-const CALLS = 320;
+/** More calls than the proxy holds observations of (queued and taken by its workers), so that some find the queue full. */
+const CALLS = OBSERVATIONS_HELD + 64;
 const AT_ONCE = 8;
 /** A call through the proxy to a local upstream takes milliseconds; the store used to hold each for 5 to 10 s. */
 const SLOWEST_MS = 1_000;
