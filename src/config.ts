@@ -506,10 +506,10 @@ export const OPTIONS = {
     default: 60_000,
     shownDefault: '1m',
     valueName: 'DURATION',
-    help: 'How often the server evaluates the alert rules of every project (at least 1s)',
+    help: 'How often the server evaluates the alert rules of every project (1s to 1d)',
     parse: (raw, name) => {
       const ms = duration(raw, name)!;
-      if (ms < 1000) throw new ConfigError(`${name}: expected at least 1s, got "${raw}"`);
+      if (ms < 1000 || ms > 86_400_000) throw new ConfigError(`${name}: expected 1s to 1d, got "${raw}"`);
       return ms;
     },
   } satisfies Option<number>,

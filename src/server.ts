@@ -203,18 +203,25 @@ function retention(store: Store, options: ServerOptions, log: Logger): { stop():
 }
 
 /** Deletes the OTLP join halves whose age ran out every TRIM_HALVES_EVERY_MS, one run at a time, whether or not new halves come. */
-function trimHalves(store: Store, log: Logger): { stop(): void } {
-  let running = false;
+function trimHalves(store: Store, log: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
   const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    store
+    running ??= store
       .trimHalves(Date.now())
-      .catch((error: unknown) => log.error('trim_halves_failed', { message: (error as Error).message }))
-      .finally(() => (running = false));
+      .then(
+        () => undefined,
+        (error: unknown) => log.error('trim_halves_failed', { message: (error as Error).message }),
+      )
+      .finally(() => (running = undefined));
   }, TRIM_HALVES_EVERY_MS);
   timer.unref();
-  return { stop: () => clearInterval(timer) };
+  // A run under way finishes before the store closes.
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }
 
 /**

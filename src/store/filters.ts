@@ -108,6 +108,7 @@ export function breakPage(
   }
   if (filters.toolName) conditions.push(toolNamed(filters.toolName));
   const offset = page.cursor !== undefined && order === 'extra_cost' ? (cursorValues(page.cursor, ['number'])[0] as number) : 0;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
   if (page.cursor !== undefined && order === 'recent') conditions.push(olderThan(b.ts, b.turnId, page.cursor));
   const orderBy = order === 'extra_cost' ? [sql`${b.extraCostUsd} DESC NULLS LAST`, desc(b.ts), desc(b.turnId)] : [desc(b.ts), desc(b.turnId)];
   const next = <R extends { ts: number; turnId: number }>(rows: readonly R[]) =>

@@ -136,7 +136,8 @@ describe('cachebreak serve: alert rules', () => {
     expect(() => parse(['--alert-cache-rate-below', '50%'])).toThrow('--alert-cache-rate-below: expected a number above 0 and at most 1, got "50%"');
     expect(() => parse(['--alert-extra-cost-above', '0'])).toThrow('--alert-extra-cost-above: expected an amount of USD above 0, such as 5 or 0.50, got "0"');
     expect(() => parse(['--alert-window', '90s'])).toThrow('--alert-window: expected whole minutes, such as 15m or 1h, got "90s"');
-    expect(() => parse(['--alert-every', '500ms'])).toThrow('--alert-every: expected at least 1s, got "500ms"');
+    expect(() => parse(['--alert-every', '500ms'])).toThrow('--alert-every: expected 1s to 1d, got "500ms"');
+    expect(() => parse(['--alert-every', '30d'])).toThrow('--alert-every: expected 1s to 1d, got "30d"');
     expect(() => parse(['--alert-webhook', 'ftp://hooks'])).toThrow('--alert-webhook: expected an http:// or https:// URL, got "ftp://hooks"');
     expect(() => parse([], { CACHEBREAK_ALERT_MIN_TURNS: '0' })).toThrow('CACHEBREAK_ALERT_MIN_TURNS: expected a whole number from 1 to 1000000, got "0"');
   });

@@ -92,6 +92,7 @@ const ERROR_CASES: ErrorCase[] = [
   ...['__proto__', 'constructor', 'toString', 'hasOwnProperty'].flatMap((name): ErrorCase[] => [
     { name: `UI /sessions?order=${name}`, send: (u) => get(u, `/sessions?order=${name}`), status: 400, code: 'bad_request', message: `order: expected one of recent, worst_cache_rate, extra_cost, got "${name}"`, page: true },
     { name: `UI /?range=${name}`, send: (u) => get(u, `/?range=${name}`), status: 400, code: 'bad_request', message: `range: expected one of 1h, 24h, 7d, 30d, all, got "${name}"`, page: true },
+    { name: `UI /breaks?order=${name}`, send: (u) => get(u, `/breaks?order=${name}`), status: 400, code: 'bad_request', message: `order: expected one of`, page: true },
     { name: `UI asset /ui/${name}`, send: (u) => get(u, `/ui/${name}`), status: 404, code: 'not_found', message: `no route GET /ui/${name}` },
     {
       name: `Grafana ad hoc filter key ${name}`,
@@ -130,6 +131,17 @@ const ERROR_CASES: ErrorCase[] = [
     message: `${field}: contains a NUL byte (%00, \\u0000), which no stored value holds`,
     ...(name.startsWith('UI ') ? { page: true as const } : {}),
   })),
+  // A cursor of the explorer's cost order that no server issued: a negative or fractional offset.
+  ...[[-1], [1.5]].map(
+    (offset): ErrorCase => ({
+      name: `UI /breaks?order=extra_cost with a crafted cursor ${JSON.stringify(offset)}`,
+      send: (u) => get(u, `/breaks?order=extra_cost&cursor=${Buffer.from(JSON.stringify(offset)).toString('base64url')}`),
+      status: 400,
+      code: 'bad_request',
+      message: 'cursor: not a cursor this server issued',
+      page: true,
+    }),
+  ),
   // Not found.
   { name: 'unknown route', send: (u) => get(u, '/v1/sessionz'), status: 404, code: 'not_found', message: 'no route GET /v1/sessionz' },
   { name: 'unknown method on a route', send: (u) => rawRequest(u, '/v1/breaks', { method: 'DELETE' }), status: 404, code: 'not_found', message: 'no route DELETE /v1/breaks' },

@@ -43,6 +43,10 @@ export class ObservationQueue {
   private readonly waiting: Observed[] = [];
   private working = 0;
   private closed = false;
+  /** Batches the workers have taken and not yet stored. */
+  private readonly taken = new Set<readonly Observed[]>();
+  /** Closing stopped waiting: what the workers still hold was counted as shutdown, and a late result is not counted again. */
+  private abandoned = false;
   private drained: (() => void) | undefined;
 
   constructor(
@@ -78,6 +82,8 @@ export class ObservationQueue {
       });
       clearTimeout(timer);
     }
+    this.abandoned = true;
+    for (const batch of this.taken) for (const observed of batch) this.hooks.count(observed, 'shutdown');
     for (const observed of this.waiting.splice(0)) this.hooks.count(observed, 'shutdown');
   }
 
@@ -93,8 +99,10 @@ export class ObservationQueue {
   }
 
   private async store(project: string, batch: readonly Observed[]): Promise<void> {
+    this.taken.add(batch);
     try {
       const counts = await this.pipeline.ingest(project, batch.map((o) => o.event), 'proxy');
+      if (!this.taken.delete(batch) || this.abandoned) return;
       const rejections = new Map((counts.rejected ?? []).map((r) => [r.event, r]));
       batch.forEach((observed, i) => {
         const rejection = rejections.get(i);
@@ -106,6 +114,7 @@ export class ObservationQueue {
         }
       });
     } catch (error) {
+      if (!this.taken.delete(batch) || this.abandoned) return;
       for (const observed of batch) {
         this.hooks.count(observed, 'store_failed');
         this.hooks.storeFailed(observed, error);

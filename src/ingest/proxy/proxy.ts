@@ -184,9 +184,9 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       if (outcome === 'queue_full') warn('proxy_observations_dropped', { provider: observed.provider, message: 'the database is not keeping up: calls are forwarded, not stored' });
     },
     storeFailed: (observed, error) => warn('proxy_store_failed', { provider: observed.provider, message: (error as Error).message }),
-    // Such as an upstream request id that already names a turn of another session: said, once per id a minute.
+    // Such as an upstream request id that already names a turn of another session: said once a minute per field, naming the latest call.
     rejected: ({ provider, event }, rejection) =>
-      warn('proxy_call_rejected', { provider, requestId: event.requestId, field: rejection.field, problem: rejection.problem }, event.requestId),
+      warn('proxy_call_rejected', { provider, requestId: event.requestId, field: rejection.field, problem: rejection.problem }, rejection.field),
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -306,6 +306,17 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         observed = true;
         const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
         const done = (async () => {
+          try {
+            await observeCall();
+          } catch (error) {
+            // Observing never fails the call, nor the process: what it could not build is counted and said.
+            copy!.release();
+            reader!.release();
+            countCall(project, provider, 'unreadable');
+            warn('proxy_unreadable', { provider, error: (error as Error).message });
+          }
+        })();
+        async function observeCall(): Promise<void> {
           const usage = await reader!.end();
           reader!.release();
           // An answer that could not be read is not observed at all, rather than stored as a snapshot without usage.
@@ -320,7 +331,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           const observation = observe(
             {
               provider,
-              call,
+              call: call!,
               requestHeaders: req.headers,
               body,
               requestId,
@@ -339,7 +350,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             return;
           }
           queue.offer({ project, provider, event: observation.event, withUsage: observation.withUsage });
-        })();
+        }
         observing.add(done);
         void done.finally(() => observing.delete(done));
       });

@@ -81,7 +81,7 @@ export function registerBreakList(app: Hono<AppEnv>, deps: ReadDeps): void {
     const range = uiRangeOf(c, deps.now());
     const filters = filtersOf(c);
     const order = (c.req.query('order') ?? 'recent') as BreakOrder;
-    if (!(order in ORDERS)) throw bad('order', `expected one of ${Object.keys(ORDERS).join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=extra_cost');
+    if (!Object.hasOwn(ORDERS, order)) throw bad('order', `expected one of ${Object.keys(ORDERS).join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=extra_cost');
     const cursor = c.req.query('cursor') || undefined;
     // The cursors of the pages before this one, '' for the first: what "previous" goes back to.
     const back = cursor === undefined ? [] : (c.req.query('back') ?? '').split('.');

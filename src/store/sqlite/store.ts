@@ -165,21 +165,33 @@ export class SqliteStore implements Store {
    * the process (the proxy's calls too) meanwhile.
    */
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
+    return this.whenUnlocked(() => this.writeOnce(batches));
+  }
+
+  /**
+   * Runs a write transaction, failing at once (SQLITE_BUSY) while another
+   * connection holds the write lock and trying again after short pauses, up
+   * to BUSY_TIMEOUT_MS in all: the wait is asleep, so the process (the
+   * proxy's calls too) goes on meanwhile.
+   */
+  private async whenUnlocked<T>(attempt: () => T): Promise<T> {
     const deadline = performance.now() + BUSY_TIMEOUT_MS;
     for (let pause = 2; ; pause = Math.min(2 * pause, 50)) {
+      const sqlite = this.opened.sqlite;
+      sqlite.pragma('busy_timeout = 0');
       try {
-        return this.writeOnce(batches);
+        return attempt();
       } catch (error) {
         if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code)) || performance.now() + pause > deadline) throw error;
-        await new Promise((resolve) => setTimeout(resolve, pause));
+      } finally {
+        sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       }
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
-  /** One attempt, failing at once (SQLITE_BUSY) when another connection holds the write lock. */
+  /** One attempt at a write. */
   private writeOnce(batches: readonly IngestBatch[]): WriteResult {
-    const sqlite = this.opened.sqlite;
-    sqlite.pragma('busy_timeout = 0');
     let outcome;
     try {
       outcome = this.writer.write(
@@ -196,8 +208,6 @@ export class SqliteStore implements Store {
       this.dictionary.forget();
       this.writer.forget();
       throw error;
-    } finally {
-      sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
     const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
     return writeResult(outcome, names);
@@ -589,15 +599,15 @@ export class SqliteStore implements Store {
   // --- OTLP join halves ---
 
   async pairHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
-    return this.halves.pair(this.dictionary.project(project), half, bounds, true);
+    return this.whenUnlocked(() => this.halves.pair(this.dictionary.project(project), half, bounds, true));
   }
 
   async putBackHalf(project: string, half: WaitingHalf, bounds: WaitBounds): Promise<Pairing> {
-    return this.halves.pair(this.dictionary.project(project), half, bounds, false);
+    return this.whenUnlocked(() => this.halves.pair(this.dictionary.project(project), half, bounds, false));
   }
 
   async trimHalves(now: number): Promise<number> {
-    return this.halves.trim(now);
+    return this.whenUnlocked(() => this.halves.trim(now));
   }
 
   async ping(): Promise<void> {
