@@ -243,7 +243,7 @@ export interface BreakPrefixes {
   turn: Prefix | null;
 }
 
-export type GroupBy = 'model' | 'provider' | 'agentId' | 'reason';
+export type GroupBy = 'model' | 'provider' | 'agentId' | 'reason' | 'state';
 
 /** recent: last seen first; worst_cache_rate: lowest rate first; extra_cost: most extra cost first. */
 export type SessionOrder = 'recent' | 'worst_cache_rate' | 'extra_cost';

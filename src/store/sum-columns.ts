@@ -37,6 +37,6 @@ export function bucketOf(minute: Column, minutes: number): SQL<number> {
 }
 
 /** The rollup column a grouping groups by: a label id, or the reason. */
-export function groupColumnOf(r: { modelId: Column; providerId: Column; agentId: Column; reason: Column }, groupBy: GroupBy): SQL<number | string> {
-  return sql<number | string>`${{ model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason }[groupBy]}`;
+export function groupColumnOf(r: { modelId: Column; providerId: Column; agentId: Column; reason: Column; state: Column }, groupBy: GroupBy): SQL<number | string> {
+  return sql<number | string>`${{ model: r.modelId, provider: r.providerId, agentId: r.agentId, reason: r.reason, state: r.state }[groupBy]}`;
 }

@@ -63,7 +63,9 @@ export function totalsOf(row: SummedRow): TotalsRow {
 
 /** The value of a stats or totals group: a reason as stored, a label by its id ('' when unknown). */
 export function groupValue(groupBy: GroupBy, group: number | string, labelValue: LabelValue): string {
-  return groupBy === 'reason' ? String(group) : (labelValue(Number(group)) ?? '');
+  if (groupBy === 'reason') return String(group);
+  if (groupBy === 'state') return TURN_STATES[Number(group)] ?? '';
+  return labelValue(Number(group)) ?? '';
 }
 
 /** Rows by time, then by group value (byte-wise, as stored text orders): the same order whatever ids a store gave labels. */

@@ -76,6 +76,7 @@ export async function everything(url: string, sessionIds: readonly string[]) {
     sessions: await sessionsOf(url),
     stats: await statsOf(url),
     statsByReason: await statsOf(url, 'interval=1h&groupBy=reason'),
+    statsByState: await statsOf(url, 'interval=1h&groupBy=state'),
   };
 }
 

@@ -108,12 +108,16 @@ describe('out-of-order delivery against real servers', () => {
     expect(byId.get('m10')).toMatchObject({ firstChangedMessageIndex: 0 });
 
     const expected = await everything(reference!.server.url, [SESSION]);
+    // By state: the compaction is the one expected turn, apart from the four misses (each a break).
+    const states = new Map<string, number>();
+    for (const row of (expected.statsByState as { buckets: { group: string; turns: number }[] }).buckets) states.set(row.group, (states.get(row.group) ?? 0) + row.turns);
+    expect(Object.fromEntries(states)).toEqual({ cold: 2, hit: 5, miss: 4, expected: 1 });
     for (const [i, run] of runs.entries()) {
       expect(run.accepted + run.duplicates, `seed ${SEEDS[i]}`).toBe(PAIRS.length * 2 + 4);
       expect(run.accepted, `seed ${SEEDS[i]}`).toBe(PAIRS.length * 2);
       const got = await everything(run.server.url, [SESSION]);
       // Field by field, the most basic first, so a failure says which output differs.
-      for (const key of ['turns', 'breaks', 'sessions', 'stats', 'statsByReason'] as const) {
+      for (const key of ['turns', 'breaks', 'sessions', 'stats', 'statsByReason', 'statsByState'] as const) {
         expect(got[key], `seed ${SEEDS[i]}: ${key}`).toEqual(expected[key]);
       }
     }

@@ -116,7 +116,7 @@ describe('token totals beside a cache rate reproduce it (SPEC §5)', () => {
     expect(bucket.tokens).toEqual({ uncached: 6 * 120, read: 48_900, write: 48_900 + 48_900 + 200 + 3 * 30_000, write1h: 0, output: 6 * 300 + 2 * 40 });
     expectReproduced('overall', bucket.cacheRate, bucket.tokens);
     for (const interval of ['1m', '1h']) {
-      for (const groupBy of ['', '&groupBy=model', '&groupBy=provider', '&groupBy=agentId', '&groupBy=reason']) {
+      for (const groupBy of ['', '&groupBy=model', '&groupBy=provider', '&groupBy=agentId', '&groupBy=reason', '&groupBy=state']) {
         for (const row of (await get(`/v1/stats?${ISO_RANGE}&interval=${interval}${groupBy}`)).buckets) {
           expectReproduced(`interval=${interval}${groupBy} ${row.group ?? ''}`, row.cacheRate, row.tokens);
         }

@@ -1,8 +1,8 @@
 // The charts in headless Chromium (Debian's) against a real `cachebreak
 // serve`: axes and grid in the page's colours in light and dark, whole
-// numbers only on an axis of counts, and a session's expected miss (a
-// compaction) marked apart from its break: a dashed line in the muted colour
-// beside the red one. The break page folds long runs of unchanged tools.
+// numbers only on an axis of counts, and an expected miss (a compaction)
+// marked apart from the breaks, on a session's chart and the overview's: a
+// dashed line in the muted colour beside the red one. The break page folds long runs of unchanged tools.
 // Screenshots go to test-results/ui/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -121,9 +121,15 @@ describe('charts', () => {
       expect(await page.locator('main').innerText()).toContain('dashed lines mark expected misses');
       await page.screenshot({ path: join(SHOTS, `session-chart-${colorScheme}.png`), fullPage: true });
 
-      // The overview's breaks by reason: one break, so the count axis must not tick at 0.5.
+      // The overview's breaks by reason: one break, so the count axis must not tick at 0.5; the compaction's bucket dashed.
       await page.goto(`${server.url}/`);
-      const overview = await drawn(page, 'breaks-by-reason', []);
+      const marked = await page.evaluate<number[]>(
+        "JSON.parse(document.getElementById('charts').textContent).find((c) => c.id === 'breaks-by-reason').expected",
+      );
+      expect(marked).toHaveLength(1);
+      const overview = await drawn(page, 'breaks-by-reason', marked);
+      expect(overview.columns[0]!.filter((c) => c === rgb(colours.muted)).length).toBeGreaterThan(0);
+      expect(await page.locator('#expected').innerText()).toContain('1 expected miss (a compaction');
       expect(overview.yTicks.length).toBeGreaterThan(1);
       expect(overview.yTicks.every((v) => Number.isInteger(v))).toBe(true);
       expect(overview.axis).toBe(overview.fg);

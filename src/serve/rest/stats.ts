@@ -5,7 +5,7 @@ import type { GroupBy } from '../../store/store.js';
 import { filtersOf, parseInterval, rangeOf } from './query.js';
 import { wireStats } from './wire.js';
 
-const GROUPS: readonly GroupBy[] = ['model', 'provider', 'agentId', 'reason'];
+const GROUPS: readonly GroupBy[] = ['model', 'provider', 'agentId', 'reason', 'state'];
 const DAY = 86_400_000;
 
 export function registerStats(app: Hono<AppEnv>, deps: ReadDeps): void {

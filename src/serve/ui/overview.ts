@@ -1,4 +1,5 @@
-// GET /: the overview — cache rate over time, breaks by reason over time,
+// GET /: the overview — cache rate over time, breaks by reason over time
+// (expected misses, such as a compaction, marked apart),
 // what the breaks cost by reason (most first, each reason linking to its
 // breaks; the priced sum, unpriced breaks counted apart) and the latest
 // breaks, each linking to its session and its break page.
@@ -33,7 +34,7 @@ function cards(t: TotalsRow | undefined): Html {
   return html`<section class="numbers">${items.map(([value, label]) => html`<div class="number"><span class="value">${value}</span><span class="label">${label}</span></div>`)}</section>`;
 }
 
-function charts(rates: StatsRow[], byReason: StatsRow[], from: number, to: number, intervalMs: number): Chart[] {
+function charts(rates: StatsRow[], byReason: StatsRow[], byState: StatsRow[], from: number, to: number, intervalMs: number): Chart[] {
   // Every bucket of the range, empty ones too: a gap in the data is a gap in the line.
   const x: number[] = [];
   for (let ts = Math.floor(from / intervalMs) * intervalMs; ts < to; ts += intervalMs) x.push(ts);
@@ -54,7 +55,18 @@ function charts(rates: StatsRow[], byReason: StatsRow[], from: number, to: numbe
   const step = intervalMs / 1000;
   return [
     { id: 'cache-rate', kind: 'line', xTime: true, format: 'percent', x: seconds, step, series: [{ label: 'cache rate', color: '#2f81f7', values: rate }] },
-    { id: 'breaks-by-reason', kind: 'bars', stacked: true, xTime: true, format: 'count', x: seconds, step, series: breaks },
+    {
+      id: 'breaks-by-reason',
+      kind: 'bars',
+      stacked: true,
+      xTime: true,
+      format: 'count',
+      x: seconds,
+      step,
+      series: breaks,
+      // Buckets with expected misses (a compaction): marked apart, never counted as breaks.
+      expected: byState.filter((row) => row.group === 'expected' && row.turns > 0 && at.has(row.ts)).map((row) => row.ts / 1000),
+    },
   ];
 }
 
@@ -68,6 +80,12 @@ function reasonTable(rows: TotalsRow[], range: UiRange): Html {
     (r) =>
       html`<tr><td class="reason"><a href="${linkTo('/breaks', range, { reason: r.group!, order: 'extra_cost' })}">${r.group}</a></td><td class="n">${count(r.breaks)}</td><td class="n">${count(r.missedCacheReadTokens)}</td><td class="n">${costOf(r)}</td></tr>`,
   )}</tbody></table></div>`;
+}
+
+/** How many misses the range expected (a compaction, a reset the harness announced): marked on the chart, no break. */
+function expectedLine(expected: number): Html | string {
+  if (expected === 0) return '';
+  return html`<p class="muted" id="expected">${count(expected)} expected miss${expected === 1 ? '' : 'es'} (a compaction, a reset the harness announced), dashed on the chart: not breaks, in no figure of breaks or cost.</p>`;
 }
 
 /** "the harness agreed on 4 of 5 (80.0 %)", per side that gave verdicts; each break's own on its break page. */
@@ -94,11 +112,13 @@ export function registerOverview(app: Hono<AppEnv>, deps: ReadDeps): void {
     const first = range.from ?? (await deps.store.stats(project, { to: range.to, intervalMs: DAY, filters: {} }))[0]?.ts ?? range.to - DAY;
     const intervalMs = intervalFor(range.to - first);
     const bounds = { from: range.from, to: range.to };
-    const [[totals], byReasonTotals, rates, byReason, latest, agreement, [waiting]] = await Promise.all([
+    const [[totals], byReasonTotals, byStateTotals, rates, byReason, byState, latest, agreement, [waiting]] = await Promise.all([
       deps.store.totals(project, { ...bounds, filters: {} }),
       deps.store.totals(project, { ...bounds, filters: {}, groupBy: 'reason' }),
+      deps.store.totals(project, { ...bounds, filters: {}, groupBy: 'state' }),
       deps.store.stats(project, { from: first, to: range.to, intervalMs, filters: {} }),
       deps.store.stats(project, { from: first, to: range.to, intervalMs, filters: {}, groupBy: 'reason' }),
+      deps.store.stats(project, { from: first, to: range.to, intervalMs, filters: {}, groupBy: 'state' }),
       deps.store.breaks(project, bounds, {}, { limit: LATEST }),
       agreementOf(deps.store, project, bounds, {}),
       deps.store.waitingUsage(project),
@@ -109,11 +129,11 @@ export function registerOverview(app: Hono<AppEnv>, deps: ReadDeps): void {
 ${waitingCount > 0 ? html`<p class="muted waiting">${count(waitingCount)} usage record${waitingCount === 1 ? ' waits' : 's wait'} for a snapshot or session: in no figure here until joined.</p>` : ''}
 ${empty ? html`<p id="empty">No turns in the ${range.label}. Choose a longer range above, send events to <code>POST /v1/events</code> (or OTLP), or run <code>cachebreak demo</code> for a day of sample sessions.</p>` : ''}
 <h2>Cache rate</h2><div id="cache-rate" class="chart"></div>
-<h2>Breaks by reason</h2><div id="breaks-by-reason" class="chart"></div>
+<h2>Breaks by reason</h2><div id="breaks-by-reason" class="chart"></div>${expectedLine(byStateTotals.find((r) => r.group === 'expected')?.turns ?? 0)}
 <h2>What the breaks cost</h2>${reasonTable(byReasonTotals, range)}
 <h2>Latest breaks</h2>${agreementLine(agreement)}${latestBreaks(latest.items, range)}
 <p><a id="all-breaks" href="${linkTo('/breaks', range)}">Every break in the ${range.label} →</a></p>`;
-    const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason, first, range.to, intervalMs) });
+    const page = layout({ title: 'Overview', path: '/', section: 'overview', range, project, body, charts: charts(rates, byReason, byState, first, range.to, intervalMs) });
     return c.html(page.text, 200, { 'cache-control': 'no-store' });
   });
 }

@@ -292,7 +292,7 @@ export class PgReads {
       .from(r)
       .where(allOf(conditions))
       .groupBy(...(grouped ? [bucket, groupColumn] : [bucket]));
-    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason' && query.groupBy !== 'state') await this.names.loadLabels(rows.map((row) => row.group as number));
     const stats = statsRowsOf(rows, query.groupBy, this.labelValue);
     if (withReportedTokens(query)) addReportedTokens(stats, await this.reportedTokens(projectId, query, minutes));
     return stats;
@@ -326,7 +326,7 @@ export class PgReads {
       .from(r)
       .where(allOf(rollupConditions(this.labelId, r, projectId, query, query.filters)))
       .groupBy(...(groupColumn ? [groupColumn] : []));
-    if (query.groupBy !== undefined && query.groupBy !== 'reason') await this.names.loadLabels(rows.map((row) => row.group as number));
+    if (query.groupBy !== undefined && query.groupBy !== 'reason' && query.groupBy !== 'state') await this.names.loadLabels(rows.map((row) => row.group as number));
     return totalsRowsOf(rows, query.groupBy, this.labelValue);
   }
 
