@@ -84,7 +84,7 @@ const ERROR_CASES: ErrorCase[] = [
   { name: 'GET /v1/sessions with from after to', send: (u) => get(u, '/v1/sessions?from=2026-12-01T00:00:00Z&to=2026-11-30T00:00:00Z'), status: 400, code: 'bad_request', message: 'from: must be earlier than to' },
   { name: 'GET /v1/breaks?cursor=garbage', send: (u) => get(u, '/v1/breaks?cursor=garbage'), status: 400, code: 'bad_request', message: 'cursor: ' },
   { name: 'GET /v1/stats?interval=30s', send: (u) => get(u, '/v1/stats?interval=30s'), status: 400, code: 'bad_request', message: 'interval: expected a whole number of minutes such as 1m, 15m, 1h or 1d, got "30s"' },
-  { name: 'GET /v1/stats?groupBy=sessionId', send: (u) => get(u, '/v1/stats?groupBy=sessionId'), status: 400, code: 'bad_request', message: 'groupBy: expected one of model, provider, agentId, reason, got "sessionId"' },
+  { name: 'GET /v1/stats?groupBy=sessionId', send: (u) => get(u, '/v1/stats?groupBy=sessionId'), status: 400, code: 'bad_request', message: 'groupBy: expected one of model, provider, agentId, reason, state, got "sessionId"' },
   // The store refuses a session filter on stats (kept per minute, not per
   // session); the route must not silently answer unfiltered totals instead.
   { name: 'GET /v1/stats?sessionId=sess_A', send: (u) => get(u, '/v1/stats?sessionId=sess_A'), status: 400, code: 'bad_request', message: 'sessionId: ' },

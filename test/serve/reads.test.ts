@@ -201,7 +201,7 @@ describe('GET /v1/stats', () => {
   it.each([
     ['interval=30s', 'interval: expected a whole number of minutes'],
     ['interval=90000', 'interval: expected a whole number of minutes'],
-    ['groupBy=session', 'groupBy: expected one of model, provider, agentId, reason, got "session"'],
+    ['groupBy=session', 'groupBy: expected one of model, provider, agentId, reason, state, got "session"'],
   ])('answers %s with 400', async (query, message) => {
     const { get } = await loaded();
     const { status, body } = await get(`/v1/stats?${query}`);

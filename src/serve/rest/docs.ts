@@ -112,7 +112,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     params: {
       ...RANGE,
       interval: 'bucket width: 1m, 5m, 1h, 1d… (default 1h); default range: the last 24 h',
-      groupBy: 'model | provider | agentId | reason',
+      groupBy: 'model | provider | agentId | reason | state (turns by state: cold, hit, miss, expected, uncached, unreported)',
       agentId: FILTERS.agentId,
       model: FILTERS.model,
       provider: FILTERS.provider,
