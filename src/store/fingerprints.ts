@@ -3,6 +3,7 @@
 // sessions, when first and last, and what it cost. Read through the Store, so
 // both stores answer alike; bounded to the newest MAX_SCANNED breaks.
 import { breakFingerprint } from '../core/fingerprint.js';
+import { Tally } from '../core/insights/money.js';
 import type { BreakCause, BreakReason, BreakRecord } from '../core/types.js';
 import type { Filters, Store, TimeRange } from './store.js';
 
@@ -41,6 +42,8 @@ export interface Fingerprints {
 interface Group {
   row: FingerprintRow;
   sessions: Set<string>;
+  /** The priced breaks' cost, in micro-dollars so that it adds exactly. */
+  cost: Tally;
 }
 
 /** The part of a row that its earliest break names. */
@@ -54,7 +57,7 @@ function add(groups: Map<string, Group>, record: BreakRecord): void {
   let group = groups.get(fingerprint);
   if (group === undefined) {
     const row = { fingerprint, reason: record.reason, cause: record.cause, ...exampleOf(record), breaks: 0, sessions: 0, lastSeen: record.ts, agentVersion: null, estimatedExtraCostUsd: null };
-    group = { row, sessions: new Set() };
+    group = { row, sessions: new Set(), cost: new Tally() };
     groups.set(fingerprint, group);
   }
   const row = group.row;
@@ -64,7 +67,8 @@ function add(groups: Map<string, Group>, record: BreakRecord): void {
   // Pages come newest first, but a row keeps its earliest break whatever the order.
   if (record.ts < row.firstSeen) Object.assign(row, exampleOf(record));
   if (record.ts > row.lastSeen) row.lastSeen = record.ts;
-  if (record.estimatedExtraCostUsd !== null) row.estimatedExtraCostUsd = (row.estimatedExtraCostUsd ?? 0) + record.estimatedExtraCostUsd;
+  group.cost.add(record.estimatedExtraCostUsd);
+  row.estimatedExtraCostUsd = group.cost.priced.usd;
 }
 
 /** The causes of the range's newest `max` breaks, most costly first, then most frequent. */

@@ -62,7 +62,8 @@ describe('GET /v1/breaks/fingerprints', () => {
       firstSeen: shell[0].ts,
       lastSeen: shell[1].ts,
       agentVersion: null,
-      estimatedExtraCostUsd: shell[0].estimatedExtraCostUsd + shell[1].estimatedExtraCostUsd,
+      // Summed in micro-dollars, exactly, as every cost sum is.
+      estimatedExtraCostUsd: (Math.round(shell[0].estimatedExtraCostUsd * 1e6) + Math.round(shell[1].estimatedExtraCostUsd * 1e6)) / 1e6,
     });
     expect(shell[0].estimatedExtraCostUsd).toBeGreaterThan(0);
     const rest = body.fingerprints.slice(1).map((row: any) => [row.fingerprint, row.breaks, row.sessions, row.changedToolNames, row.changedSystemBlocks]);
