@@ -7,9 +7,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
-import { getJson, postEvents, startServer, type ServerProcess } from '../e2e/server.js';
+import { getJson, type ServerProcess } from '../e2e/server.js';
 import { toWire, turn, usage } from '../core/scenario.js';
-import { brokenNames, launchBrowser, noSidewaysScroll, openPage, shoot } from './browser.js';
+import { brokenNames, browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { CHANGED_TOOL, TOOLS_SESSION, uiWorkload } from './workload.js';
 
 /** A session whose system prompt changes every turn: more breaks than one page holds. */
@@ -35,14 +35,8 @@ let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  [browser, server] = await Promise.all([
-    launchBrowser(),
-    startServer({ lifetime: 'file' }),
-  ]);
   const now = Date.now();
-  const events = [...uiWorkload(now), ...longSession(now)];
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer([...uiWorkload(now), ...longSession(now)]));
 }, 60_000);
 afterAll(() => browser?.close());
 

@@ -5,6 +5,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { postEvents, startServer, type ServerProcess } from '../e2e/server.js';
 
 export const SHOTS = join(process.cwd(), 'test-results', 'ui');
 
@@ -13,6 +15,14 @@ export type Scheme = 'light' | 'dark';
 export function launchBrowser(): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] });
+}
+
+/** A browser, and a server (a SQLite file, on loopback) that stored every one of `events`. */
+export async function browserAndServer(events: unknown[]): Promise<{ browser: Browser; server: ServerProcess }> {
+  const [browser, server] = await Promise.all([launchBrowser(), startServer({ lifetime: 'file' })]);
+  const reply = await postEvents(server.url, { events });
+  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  return { browser, server };
 }
 
 /** A page `width` px wide in a colour scheme, and the problems it meets: a test expects none. */

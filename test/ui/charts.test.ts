@@ -8,8 +8,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { tools, toWire, turn, usage } from '../core/scenario.js';
-import { postEvents, startServer, type ServerProcess } from '../e2e/server.js';
-import { launchBrowser, openPage, shoot } from './browser.js';
+import type { ServerProcess } from '../e2e/server.js';
+import { browserAndServer, openPage, shoot } from './browser.js';
 
 const SESSION = 'sess_compacted';
 /** Ten tools; the last turn changes the sixth's schema. */
@@ -45,13 +45,7 @@ let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  [browser, server] = await Promise.all([
-    launchBrowser(),
-    startServer({ lifetime: 'file' }),
-  ]);
-  const events = compactedSession(Date.now());
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer(compactedSession(Date.now())));
 }, 60_000);
 afterAll(() => browser?.close());
 

@@ -9,21 +9,15 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { tempDir } from '../helpers.js';
-import { getJson, postEvents, startServer, type ServerProcess } from '../e2e/server.js';
-import { launchBrowser, noSidewaysScroll, openPage, shoot } from './browser.js';
+import { getJson, startServer, type ServerProcess } from '../e2e/server.js';
+import { browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { ADDED_TOOL, CHANGED_TOOL, MARKUP_SESSION, MOVED_TOOLS, OLD_SESSION, TOOLS_SESSION, UNCHANGED_TOOL, uiWorkload } from './workload.js';
 
 let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  [browser, server] = await Promise.all([
-    launchBrowser(),
-    startServer({ lifetime: 'file' }),
-  ]);
-  const events = uiWorkload(Date.now());
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer(uiWorkload(Date.now())));
 }, 60_000);
 afterAll(() => browser?.close());
 
