@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { Telemetry } from '../../src/ingest/otlp/records.js';
 import { createPool } from '../../src/store/pg/client.js';
 import { breaksOf, turnsOf } from '../e2e/api.js';
-import { startServer, type ServerProcess } from '../e2e/server.js';
+import { request, startServer, type ServerProcess } from '../e2e/server.js';
 import { replayLogs, replaySpans } from '../otlp/replay.js';
 import { fixture } from '../otlp/sources/helpers.js';
 import { freshDb } from '../store-under-test.js';
@@ -96,5 +96,43 @@ describe.each(HARNESSES)('$name over OTLP, spans to one node and logs to another
     for (const node of [a, b]) expect(await seen(node, session)).toEqual(expected);
     // Nothing is left waiting: every span found its call.
     expect(await waiting(db)).toBe(0);
+  });
+});
+
+describe('Gemini CLI spans whose calls have not come, on PostgreSQL', () => {
+  it('wait within --max-waiting-bytes and an hour: the oldest go and are counted; those kept still join their calls', { timeout: 60_000 }, async () => {
+    const { telemetry, session } = HARNESSES[0]!;
+    const db = await freshDb('otlp-span-bound');
+    const [a, b] = await Promise.all([startServer({ db, args: ['--max-waiting-bytes', '8KiB'] }), startServer({ db })]);
+    const sentAt = Date.now();
+    expect((await sendSpans(a, telemetry)).every((code) => code === 0)).toBe(true);
+
+    const sql = createPool(db, { max: 1, connectTimeout: 5 });
+    let kept: { bytes: number; expires: number }[];
+    try {
+      kept = (await sql<{ bytes: string; expires_ms: string }[]>`SELECT bytes, expires_ms FROM waiting_halves WHERE kind = 'span_prefixes'`).map((r) => ({
+        bytes: Number(r.bytes),
+        expires: Number(r.expires_ms),
+      }));
+    } finally {
+      await sql.end();
+    }
+    // Some spans fit, not all seven: the rest were dropped, oldest first, and counted.
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(telemetry.spans.length);
+    expect(kept.reduce((sum, k) => sum + k.bytes, 0)).toBeLessThanOrEqual(8 * 1024);
+    for (const k of kept) expect(k.expires - sentAt).toBeGreaterThanOrEqual(60 * 60_000 - 1_000);
+    const metrics = (await request(a.url, '/metrics')).text;
+    const evicted = /^cachebreak_waiting_evicted_total\{project="default",table="span_prefixes",reason="bytes"\} (\d+)$/m.exec(metrics);
+    expect(Number(evicted?.[1])).toBe(telemetry.spans.length - kept.length);
+
+    // The logs at the other node: the newest calls get their system and tools, the oldest only their messages.
+    expect((await sendLogs(b, telemetry)).every((code) => code === 0)).toBe(true);
+    const withSpan = (await snapshots(db)).map((t) => (t as { system: boolean }).system);
+    expect(withSpan).toHaveLength(telemetry.spans.length);
+    expect(withSpan.filter(Boolean)).toHaveLength(kept.length);
+    expect((await turnsOf(b.url, session)).map((t) => t.state)).toHaveLength(telemetry.spans.length);
+    // The calls whose span was dropped wait for it until their hour runs out.
+    expect(await waiting(db)).toBe(telemetry.spans.length - kept.length);
   });
 });
