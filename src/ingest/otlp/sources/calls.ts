@@ -131,6 +131,9 @@ export function requestRecord(context: MappingContext, key: string, at: number, 
  * request record yet, it still joins its span when the join needs no more
  * (Qwen Code's response id); the request record, when it comes, sends the
  * call's half again with its messages, which replaces the one still waiting.
+ * (Had the span taken it already, the turn keeps the span's parts over the
+ * messages: a request record logged after its own response record's export
+ * is not something one log exporter does.)
  */
 export function responseRecord(context: MappingContext, key: string, call: KnownCall, spanJoin: SpanJoin): Joined {
   const half = takeNearest(context.requestHalves, key, call.startMs);
