@@ -9,6 +9,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { describe, expect, it } from 'vitest';
 import { cli } from '../cli/run.js';
 import { emitLogs, nativeRecord } from '../otlp/harness.js';
+import { anthropicAnswer, mockUpstream } from '../proxy/upstreams.js';
 import { breaksOf } from './api.js';
 import { anthropicUsage, iso, opaqueHash, toolRefs, type WireEvent } from './events.js';
 import { getJson, postEvents, startServer } from './server.js';
@@ -108,5 +109,30 @@ describe("the provider's verdict beside ours", () => {
     expect(text.stdout).toContain('(the provider said nothing on 2 breaks: ours alone, not counted as disagreement)');
     expect(text.stdout).toMatch(/no_change\s+2\s+-\s+-\s+2/);
     expect(text.stdout).toMatch(/system_changed\s+1\s+-\s+1 of 1\s+0/);
+  });
+
+  it('cachebreak proxy --provider-diagnostics asks Anthropic for its diagnosis, merged with the client betas; without it, requests go unchanged', async () => {
+    const upstream = await mockUpstream((request) => anthropicAnswer(request, { input_tokens: 10 }, `req_${upstream.received.length}`));
+    try {
+      const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+      const call = async (proxyUrl: string | undefined, betas: string) => {
+        const response = await fetch(`${proxyUrl}/anthropic/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-beta': betas }, body });
+        expect(response.status).toBe(200);
+        await response.arrayBuffer();
+      };
+      const on = await startServer({ command: 'proxy', args: ['--anthropic-upstream', upstream.url, '--provider-diagnostics'] });
+      await call(on.proxyUrl, 'context-1m-2025-08-07');
+      await call(on.proxyUrl, 'cache-diagnosis-2026-04-07');
+      await on.stop();
+      const off = await startServer({ command: 'proxy', args: ['--anthropic-upstream', upstream.url] });
+      await call(off.proxyUrl, 'context-1m-2025-08-07');
+      expect(upstream.received.map((r) => r.headers['anthropic-beta'])).toEqual([
+        'context-1m-2025-08-07,cache-diagnosis-2026-04-07',
+        'cache-diagnosis-2026-04-07',
+        'context-1m-2025-08-07',
+      ]);
+    } finally {
+      await upstream.close();
+    }
   });
 });
