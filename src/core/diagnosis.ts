@@ -15,11 +15,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Identifier-like text (a reason, a type, an id): anything else could be content, and is left out. */
+const WORD = /^[\w.:-]{1,100}$/;
+
+/** The diagnosis's numbers, flags and identifier-like strings, two levels deep: never text a provider might echo. */
+function kept(value: Record<string, unknown>, depth = 0): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && WORD.test(v))) out[key] = v;
+    else if (isObject(v) && depth < 1) out[key] = kept(v, depth + 1);
+  }
+  return out;
+}
+
 function foundIn(value: unknown): Record<string, unknown> | undefined {
   for (let depth = 0; depth < 2 && isObject(value); depth++) {
     const obj = value;
     const key = KEYS.find((k) => isObject(obj[k]));
-    if (key !== undefined) return { [key]: obj[key] };
+    if (key !== undefined) return { [key]: kept(obj[key] as Record<string, unknown>) };
     value = WRAPPERS.map((k) => obj[k]).find(isObject);
   }
   return undefined;
@@ -27,8 +40,9 @@ function foundIn(value: unknown): Record<string, unknown> | undefined {
 
 /**
  * The diagnosis a response carries, under the key the provider used
- * ({diagnostics: …} or {prompt_cache_diagnostics: …}); in a stream, the last
- * event's that has one. Undefined when it has none.
+ * ({diagnostics: …} or {prompt_cache_diagnostics: …}), its numbers and
+ * identifier-like strings only; in a stream, the last event's that has one.
+ * Undefined when it has none.
  */
 export function diagnosisIn(raw: unknown): Record<string, unknown> | undefined {
   if (!Array.isArray(raw)) return foundIn(raw);

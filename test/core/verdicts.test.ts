@@ -158,6 +158,10 @@ describe('verdicts', () => {
     expect(diagnosisIn([{ type: 'message_start', message: { usage, diagnostics: anthropicDiagnosis } }, { type: 'message_delta', usage }])).toEqual({ diagnostics: anthropicDiagnosis });
     expect(diagnosisIn([{ type: 'message_delta', usage, diagnostics: anthropicDiagnosis }])).toEqual({ diagnostics: anthropicDiagnosis });
     expect(diagnosisIn({ usage })).toBeUndefined();
+    // Only numbers and identifier-like strings are kept: never text the provider might echo.
+    expect(diagnosisIn({ usage, diagnostics: { note: 'the system prompt now says: be terse', cache_miss_reason: { type: 'system_changed', excerpt: 'You are a helpful assistant.', cache_missed_input_tokens: 3 } } })).toEqual({
+      diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 3 } },
+    });
     expect(diagnosisIn([{ type: 'message_start', message: { usage } }])).toBeUndefined();
     // The reason and the missed tokens, named as each provider names them.
     expect(providerReason({ prompt_cache_diagnostics: openaiDiagnosis })).toEqual({ provider: 'openai', reason: 'input_changed', missedTokens: 4_096 });
