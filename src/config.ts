@@ -639,6 +639,13 @@ export const OPTIONS = {
     help: 'Where the proxy forwards /openai/… requests (OpenAI Chat Completions and Responses, or a compatible API)',
     parse: upstream,
   } satisfies Option<string>,
+  'provider-diagnostics': {
+    env: 'CACHEBREAK_PROVIDER_DIAGNOSTICS',
+    default: false,
+    valueName: '',
+    help: "Opt in: the proxy adds Anthropic's cache-diagnosis-2026-04-07 beta to the anthropic-beta header of each /anthropic/ request (merged with the client's betas, never twice), so that Anthropic says why a cache missed; off, requests go unchanged",
+    parse: flag,
+  } satisfies Option<boolean>,
   'gemini-upstream': {
     env: 'CACHEBREAK_GEMINI_UPSTREAM',
     default: 'https://generativelanguage.googleapis.com',
@@ -652,7 +659,7 @@ export type OptionName = keyof typeof OPTIONS;
 export type OptionValues<N extends OptionName> = { [K in N]: (typeof OPTIONS)[K]['default'] };
 
 /** Flags that take no value. */
-const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'follow-symlinks', 'print', 'alert-new-reason']);
+const SWITCHES = new Set<OptionName>(['json', 'insecure-no-auth', 'from-start', 'follow-symlinks', 'print', 'alert-new-reason', 'provider-diagnostics']);
 
 /** Flags that may be given more than once; their values are joined as a path list. */
 const REPEATABLE = new Set<OptionName>(['tail']);

@@ -3,13 +3,13 @@
 // sends its model calls through it, and every call is attributed with no
 // other change to the harness.
 import { SESSION_HEADERS, AGENT_HEADER } from '../ingest/proxy/identity.js';
-import { KEY_HEADER } from '../ingest/proxy/proxy.js';
+import { DIAGNOSIS_BETA, KEY_HEADER } from '../ingest/proxy/proxy.js';
 import { rejectStrayArguments, type Command } from './command.js';
 import { runServer, SERVE_DETAILS, SERVE_OPTIONS, type ServeOptionName } from './serve.js';
 
-const PROXY_OPTIONS = ['proxy-port', 'anthropic-upstream', 'openai-upstream', 'gemini-upstream', ...SERVE_OPTIONS] as const;
+const PROXY_OPTIONS = ['proxy-port', 'anthropic-upstream', 'openai-upstream', 'gemini-upstream', 'provider-diagnostics', ...SERVE_OPTIONS] as const;
 
-export const proxyCommand: Command<ServeOptionName | 'proxy-port' | 'anthropic-upstream' | 'openai-upstream' | 'gemini-upstream'> = {
+export const proxyCommand: Command<ServeOptionName | 'proxy-port' | 'anthropic-upstream' | 'openai-upstream' | 'gemini-upstream' | 'provider-diagnostics'> = {
   name: 'proxy',
   summary: 'Run the server with a proxy for the Anthropic, OpenAI and Gemini APIs that attributes every call it forwards.',
   usage: 'proxy [options]',
@@ -27,6 +27,9 @@ export const proxyCommand: Command<ServeOptionName | 'proxy-port' | 'anthropic-u
     'a call (keys are checked from a copy in memory, read every second; turns are stored from a bounded queue);',
     'what is not stored is counted in cachebreak_proxy_observations_total on /metrics and logged.',
     'A path with a .. segment (or %2e%2e) is answered 400.',
+    `With --provider-diagnostics (opt-in) the one change made to a request: Anthropic's ${DIAGNOSIS_BETA} beta is`,
+    'added to its anthropic-beta header (merged with the betas the client sent, never twice), so Anthropic keeps',
+    'what it needs to say why a cache missed; the reasons it returns are read like the ones clients send.',
     `Session: the first of the headers ${SESSION_HEADERS.join(', ')}, else "proxy".`,
     `Agent: the ${AGENT_HEADER} header, else "system-" and the hash of the first system block (subagents and side`,
     'queries have system prompts of their own), else "main".',
@@ -39,6 +42,7 @@ export const proxyCommand: Command<ServeOptionName | 'proxy-port' | 'anthropic-u
     return runServer(values, io, {
       port: values['proxy-port'],
       upstreams: { anthropic: values['anthropic-upstream'], openai: values['openai-upstream'], gemini: values['gemini-upstream'] },
+      providerDiagnostics: values['provider-diagnostics'],
     });
   },
 };

@@ -26,7 +26,7 @@ function sessionRows(sessions: readonly ReportSession[]): string[] {
 
 /** The harness's and the provider's verdicts beside cachebreak's, when either gave any. */
 function verdictLines(report: Report): string[] {
-  const { harness, provider, rows } = report.agreement;
+  const { harness, provider, reasons, rows } = report.agreement;
   if (harness.compared + provider.compared + harness.unjoinedReports === 0) return [];
   const rate = (side: { compared: number; agreed: number; rate: number | null }) => [`agreed on ${count(side.agreed)} of ${plural(side.compared, 'break')}`, percent(side.rate)];
   const lines = [
@@ -34,9 +34,12 @@ function verdictLines(report: Report): string[] {
     'Other verdicts on the same breaks',
     ...table([
       ['harness (its own reports)', ...rate(harness)],
-      ['provider (cache_miss_reason)', ...rate(provider)],
+      ['provider (Anthropic, OpenAI diagnoses)', ...rate(provider)],
     ], '  ', 2),
   ];
+  if (provider.compared > 0 && provider.alone > 0) lines.push(`  (the provider said nothing on ${plural(provider.alone, 'break')}: ours alone, not counted as disagreement)`);
+  const side = (s: { compared: number; agreed: number }) => (s.compared === 0 ? '-' : `${count(s.agreed)} of ${count(s.compared)}`);
+  lines.push('', ...table([['cachebreak', 'breaks', 'harness agreed', 'provider agreed', 'provider silent'], ...reasons.map((r) => [r.cachebreak, count(r.breaks), side(r.harness), side(r.provider), count(r.provider.alone)])], '  ', 1));
   if (harness.unjoinedReports > 0) lines.push(`  (${plural(harness.unjoinedReports, 'harness report')} matched no break of cachebreak's)`);
   lines.push('', ...table([['cachebreak', 'harness', 'provider', 'breaks'], ...rows.map((r) => [r.cachebreak, r.harness ?? '-', r.provider ?? '-', count(r.breaks)])], '  ', 3));
   if (report.harnessReports.length > 0) {

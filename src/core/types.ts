@@ -144,7 +144,7 @@ export interface UsageEvent {
   /** Lets a usage-only turn be counted per model. */
   model?: string;
   usage: Usage;
-  /** Provider-side cache diagnostics (Anthropic's cache_miss_reason), kept as sent. */
+  /** Provider-side cache diagnostics (Anthropic's cache_miss_reason, OpenAI's prompt_cache_diagnostics), as sent or as read from a raw response. */
   diagnostics?: unknown;
 }
 

@@ -1,9 +1,11 @@
 // Three verdicts on one cache break, in three vocabularies: cachebreak's
 // reason, the harness's own report (Claude Code's [PROMPT CACHE BREAK] debug
-// line), and the provider's diagnosis (Anthropic's cache_miss_reason). This
+// line), and the provider's diagnosis (Anthropic's cache_miss_reason or
+// OpenAI's prompt_cache_diagnostics reason, read by diagnosis.ts). This
 // module is the one place that maps them onto a shared set of verdicts, joins
 // a harness report to cachebreak's break of the same request, and measures
 // how often the three agree.
+import { providerReason } from './diagnosis.js';
 import type { BreakReason, BreakRecord } from './types.js';
 
 /**
@@ -16,8 +18,10 @@ import type { BreakReason, BreakRecord } from './types.js';
  *   no_change; unknown → unknown.
  * Claude Code's reason texts (2.1.88 and 2.1.332) and cause codes map as
  * HARNESS_PATTERNS lists. Anthropic's cache_miss_reason.type maps as
- * PROVIDER_TYPES lists; previous_message_not_found and unavailable say
- * nothing of the cause, so they are no verdict.
+ * PROVIDER_TYPES lists, OpenAI's prompt_cache_diagnostics reason as
+ * OPENAI_REASONS lists; previous_message_not_found, unavailable (and OpenAI's
+ * cache_hit, comparison_response_not_found) say nothing of the cause, so
+ * they are no verdict.
  */
 export const VERDICTS = [
   'model_changed',
@@ -74,6 +78,23 @@ const PROVIDER_TYPES: Readonly<Record<string, Verdict>> = {
   messages_changed: 'messages_rewritten',
 };
 
+/**
+ * OpenAI's reasons (Responses, gpt-5.6+). A changed prompt_cache_key, text
+ * format, reasoning effort, verbosity or service tier is a request setting;
+ * changed or compacted input is the messages.
+ */
+const OPENAI_REASONS: Readonly<Record<string, Verdict>> = {
+  model_changed: 'model_changed',
+  tools_changed: 'tools_changed',
+  prompt_cache_key_changed: 'request_params_changed',
+  text_format_changed: 'request_params_changed',
+  reasoning_effort_changed: 'request_params_changed',
+  verbosity_changed: 'request_params_changed',
+  service_tier_changed: 'request_params_changed',
+  input_changed: 'messages_rewritten',
+  context_compacted: 'messages_rewritten',
+};
+
 export function cachebreakVerdict(reason: BreakReason): Verdict {
   return CACHEBREAK[reason];
 }
@@ -95,21 +116,15 @@ export function harnessAgrees(reason: BreakReason, text: string): boolean {
   return theirs.includes(ours) || (theirs.length === 0 && ours === 'unknown');
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
- * The provider's verdict from its diagnosis as the client sent it: Anthropic's
- * response `diagnostics`, its `cache_miss_reason`, or just the type; null
- * when it gives none.
+ * The provider's verdict from its diagnosis as stored (diagnosis.ts
+ * providerReason: Anthropic's or OpenAI's); null when it gives none.
  */
 export function providerVerdict(diagnosis: unknown): Verdict | null {
-  let reason: unknown = diagnosis;
-  if (isObject(reason) && isObject(reason.diagnostics)) reason = reason.diagnostics;
-  if (isObject(reason) && reason.cache_miss_reason !== undefined) reason = reason.cache_miss_reason;
-  const type = isObject(reason) ? reason.type : reason;
-  return typeof type === 'string' && Object.hasOwn(PROVIDER_TYPES, type) ? PROVIDER_TYPES[type]! : null;
+  const found = providerReason(diagnosis);
+  if (found === null) return null;
+  const table = found.provider === 'openai' ? OPENAI_REASONS : PROVIDER_TYPES;
+  return Object.hasOwn(table, found.reason) ? table[found.reason]! : null;
 }
 
 /** What a harness reported of one break: where, when, and the cache figures it saw. */
@@ -204,10 +219,21 @@ export interface AgreementRow {
   breaks: number;
 }
 
+/** One cachebreak verdict's breaks, and how often each side agreed on them. */
+export interface ReasonAgreement {
+  cachebreak: Verdict;
+  breaks: number;
+  harness: AgreementRate;
+  /** `alone`: breaks the provider gave no verdict on (it diagnoses no TTL, Bedrock, Vertex or routing miss): ours stands alone, not a disagreement. */
+  provider: AgreementRate & { alone: number };
+}
+
 export interface Agreement {
   breaks: number;
   harness: AgreementRate & { unjoinedReports: number };
-  provider: AgreementRate;
+  provider: AgreementRate & { alone: number };
+  /** Per cachebreak verdict, most breaks first. */
+  reasons: ReasonAgreement[];
   rows: AgreementRow[];
 }
 
@@ -284,8 +310,10 @@ export function confusionTables(
 
 /**
  * How often the harness (harnessAgrees) and the provider (its one verdict is
- * cachebreak's) agree with cachebreak. A report that names nothing we know
- * shows as "unknown" in the rows. Reports joined to no break are counted apart.
+ * cachebreak's, Anthropic's or OpenAI's) agree with cachebreak, overall and
+ * per cachebreak verdict. A report that names nothing we know shows as
+ * "unknown" in the rows. Reports joined to no break, and breaks the provider
+ * said nothing on (ours alone), are counted apart, never as disagreement.
  */
 export function agreement(
   breaks: readonly Pick<BreakRecord, 'requestId' | 'reason' | 'providerDiagnosis'>[],
@@ -293,27 +321,40 @@ export function agreement(
   unjoinedReports: number,
 ): Agreement {
   const rows = new Map<string, AgreementRow>();
-  let [harnessCompared, harnessAgreed, providerCompared, providerAgreed] = [0, 0, 0, 0];
+  const counts = new Map<Verdict, { breaks: number; harness: [number, number]; provider: [number, number] }>();
   for (const brk of breaks) {
     const report = reports.get(brk.requestId);
     const { ours, harness, provider } = verdictsOf(brk, report);
+    let count = counts.get(ours);
+    if (!count) counts.set(ours, (count = { breaks: 0, harness: [0, 0], provider: [0, 0] }));
+    count.breaks++;
     if (report !== undefined) {
-      harnessCompared++;
-      if (harnessAgrees(brk.reason, report.reason)) harnessAgreed++;
+      count.harness[0]++;
+      if (harnessAgrees(brk.reason, report.reason)) count.harness[1]++;
     }
     if (provider !== null) {
-      providerCompared++;
-      if (provider === ours) providerAgreed++;
+      count.provider[0]++;
+      if (provider === ours) count.provider[1]++;
     }
     const key = `${ours}\u0000${harness}\u0000${provider}`;
     const row = rows.get(key) ?? { cachebreak: ours, harness, provider, breaks: 0 };
     row.breaks++;
     rows.set(key, row);
   }
+  const reasons: ReasonAgreement[] = [...counts.entries()]
+    .map(([cachebreak, c]) => ({
+      cachebreak,
+      breaks: c.breaks,
+      harness: rate(...c.harness),
+      provider: { ...rate(...c.provider), alone: c.breaks - c.provider[0] },
+    }))
+    .sort((a, b) => b.breaks - a.breaks || (a.cachebreak < b.cachebreak ? -1 : 1));
+  const sum = (side: 'harness' | 'provider', i: 0 | 1) => [...counts.values()].reduce((total, c) => total + c[side][i], 0);
   return {
     breaks: breaks.length,
-    harness: { ...rate(harnessCompared, harnessAgreed), unjoinedReports },
-    provider: rate(providerCompared, providerAgreed),
+    harness: { ...rate(sum('harness', 0), sum('harness', 1)), unjoinedReports },
+    provider: { ...rate(sum('provider', 0), sum('provider', 1)), alone: breaks.length - sum('provider', 0) },
+    reasons,
     // Most breaks first, then by the verdicts (byte order), so equal workloads give equal tables.
     rows: [...rows.entries()].sort(([x, a], [y, b]) => b.breaks - a.breaks || (x < y ? -1 : x > y ? 1 : 0)).map(([, row]) => row),
   };

@@ -1,6 +1,7 @@
 // The one mapping of three vocabularies onto shared verdicts, the join of a
 // harness report to its break, and the agreement counts.
 import { describe, expect, it } from 'vitest';
+import { diagnosisIn, providerReason } from '../../src/core/diagnosis.js';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { agreement, cachebreakVerdict, harnessAgrees, harnessVerdicts, joinReports, providerVerdict, VERDICTS } from '../../src/core/verdicts.js';
 
@@ -95,13 +96,77 @@ describe('verdicts', () => {
     expect(agreement(breaks, reports, 3)).toEqual({
       breaks: 3,
       harness: { compared: 2, agreed: 1, rate: 0.5, unjoinedReports: 3 },
-      provider: { compared: 2, agreed: 1, rate: 0.5 },
+      provider: { compared: 2, agreed: 1, rate: 0.5, alone: 1 },
+      reasons: [
+        { cachebreak: 'messages_rewritten', breaks: 1, harness: { compared: 1, agreed: 0, rate: 0 }, provider: { compared: 1, agreed: 0, rate: 0, alone: 0 } },
+        { cachebreak: 'tools_changed', breaks: 1, harness: { compared: 1, agreed: 1, rate: 1 }, provider: { compared: 1, agreed: 1, rate: 1, alone: 0 } },
+        { cachebreak: 'unknown', breaks: 1, harness: { compared: 0, agreed: 0, rate: null }, provider: { compared: 0, agreed: 0, rate: null, alone: 1 } },
+      ],
       rows: [
         { cachebreak: 'messages_rewritten', harness: 'no_change', provider: 'system_changed', breaks: 1 },
         { cachebreak: 'tools_changed', harness: 'tools_changed', provider: 'tools_changed', breaks: 1 },
         { cachebreak: 'unknown', harness: null, provider: null, breaks: 1 },
       ],
     });
-    expect(agreement([], new Map(), 0)).toEqual({ breaks: 0, harness: { compared: 0, agreed: 0, rate: null, unjoinedReports: 0 }, provider: { compared: 0, agreed: 0, rate: null }, rows: [] });
+    expect(agreement([], new Map(), 0)).toEqual({ breaks: 0, harness: { compared: 0, agreed: 0, rate: null, unjoinedReports: 0 }, provider: { compared: 0, agreed: 0, rate: null, alone: 0 }, reasons: [], rows: [] });
+  });
+
+  it("puts OpenAI's and Anthropic's diagnoses in one provider column, per reason; a TTL break the provider says nothing on stands alone", () => {
+    const openai = (reason: string) => ({ prompt_cache_diagnostics: { type: 'cache_miss', reason, cache_missed_tokens: 1_280, comparison_reusable_tokens: 1_280 } });
+    const breaks = [
+      { requestId: 'o1', reason: 'tools_schema_changed' as const, providerDiagnosis: openai('tools_changed') },
+      { requestId: 'o2', reason: 'request_params_changed' as const, providerDiagnosis: openai('reasoning_effort_changed') },
+      { requestId: 'o3', reason: 'messages_rewritten' as const, providerDiagnosis: openai('prompt_cache_key_changed') },
+      { requestId: 'a1', reason: 'tools_order_changed' as const, providerDiagnosis: { diagnostics: { cache_miss_reason: { type: 'tools_changed', cache_missed_input_tokens: 9_000 } } } },
+      // TTL: neither provider diagnoses it, and OpenAI's cache_hit names no reason.
+      { requestId: 't1', reason: 'likely_provider_ttl_or_eviction' as const, providerDiagnosis: null },
+      { requestId: 't2', reason: 'likely_provider_ttl_or_eviction' as const, providerDiagnosis: { prompt_cache_diagnostics: { type: 'cache_hit' } } },
+    ];
+    const result = agreement(breaks, new Map(), 0);
+    expect(result.provider).toEqual({ compared: 4, agreed: 3, rate: 0.75, alone: 2 });
+    expect(result.reasons.map((r) => [r.cachebreak, r.breaks, r.provider.compared, r.provider.agreed, r.provider.alone])).toEqual([
+      ['no_change', 2, 0, 0, 2],
+      ['tools_changed', 2, 2, 2, 0],
+      ['messages_rewritten', 1, 1, 0, 0],
+      ['request_params_changed', 1, 1, 1, 0],
+    ]);
+  });
+
+  it("maps OpenAI's miss reasons, and finds both providers' diagnoses in raw responses, JSON or streamed", () => {
+    const table: [string, string | null][] = [
+      ['model_changed', 'model_changed'],
+      ['tools_changed', 'tools_changed'],
+      ['prompt_cache_key_changed', 'request_params_changed'],
+      ['text_format_changed', 'request_params_changed'],
+      ['reasoning_effort_changed', 'request_params_changed'],
+      ['verbosity_changed', 'request_params_changed'],
+      ['service_tier_changed', 'request_params_changed'],
+      ['input_changed', 'messages_rewritten'],
+      ['context_compacted', 'messages_rewritten'],
+      ['something_new', null],
+    ];
+    for (const [reason, verdict] of table) expect(providerVerdict({ prompt_cache_diagnostics: { type: 'cache_miss', reason, cache_missed_tokens: 5 } }), reason).toBe(verdict);
+    for (const none of [{ type: 'cache_hit' }, { type: 'comparison_response_not_found' }, { type: 'unavailable' }]) expect(providerVerdict({ prompt_cache_diagnostics: none })).toBeNull();
+    const openaiDiagnosis = { type: 'cache_miss', reason: 'input_changed', cache_missed_tokens: 4_096, comparison_reusable_tokens: 1_024 };
+    const anthropicDiagnosis = { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 7_000 } };
+    const usage = { input_tokens: 10, output_tokens: 2 };
+    // Responses JSON, and its stream (the diagnosis on response.completed).
+    expect(diagnosisIn({ id: 'resp_1', object: 'response', usage, prompt_cache_diagnostics: openaiDiagnosis })).toEqual({ prompt_cache_diagnostics: openaiDiagnosis });
+    expect(diagnosisIn([{ type: 'response.created', response: { usage: null } }, { type: 'response.completed', response: { usage, prompt_cache_diagnostics: openaiDiagnosis } }])).toEqual({ prompt_cache_diagnostics: openaiDiagnosis });
+    // Messages JSON, and its stream (on message_start's message, or an event of its own).
+    expect(diagnosisIn({ type: 'message', usage, diagnostics: anthropicDiagnosis })).toEqual({ diagnostics: anthropicDiagnosis });
+    expect(diagnosisIn([{ type: 'message_start', message: { usage, diagnostics: anthropicDiagnosis } }, { type: 'message_delta', usage }])).toEqual({ diagnostics: anthropicDiagnosis });
+    expect(diagnosisIn([{ type: 'message_delta', usage, diagnostics: anthropicDiagnosis }])).toEqual({ diagnostics: anthropicDiagnosis });
+    expect(diagnosisIn({ usage })).toBeUndefined();
+    // Only numbers and identifier-like strings are kept: never text the provider might echo.
+    expect(diagnosisIn({ usage, diagnostics: { note: 'the system prompt now says: be terse', cache_miss_reason: { type: 'system_changed', excerpt: 'You are a helpful assistant.', cache_missed_input_tokens: 3 } } })).toEqual({
+      diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 3 } },
+    });
+    expect(diagnosisIn([{ type: 'message_start', message: { usage } }])).toBeUndefined();
+    // The reason and the missed tokens, named as each provider names them.
+    expect(providerReason({ prompt_cache_diagnostics: openaiDiagnosis })).toEqual({ provider: 'openai', reason: 'input_changed', missedTokens: 4_096 });
+    expect(providerReason({ diagnostics: anthropicDiagnosis })).toEqual({ provider: 'anthropic', reason: 'system_changed', missedTokens: 7_000 });
+    expect(providerVerdict(diagnosisIn({ usage, prompt_cache_diagnostics: openaiDiagnosis }))).toBe('messages_rewritten');
+    expect(providerVerdict(diagnosisIn({ usage, diagnostics: anthropicDiagnosis }))).toBe('system_changed');
   });
 });

@@ -136,7 +136,13 @@ describe("the harness's own break reports beside cachebreak's", () => {
     expect(agreement).toEqual({
       breaks: 5,
       harness: { compared: 5, agreed: 4, rate: 0.8, unjoinedReports: 1 },
-      provider: { compared: 2, agreed: 1, rate: 0.5 },
+      provider: { compared: 2, agreed: 1, rate: 0.5, alone: 3 },
+      reasons: [
+        { cachebreak: 'tools_changed', breaks: 2, harness: { compared: 2, agreed: 2, rate: 1 }, provider: { compared: 1, agreed: 1, rate: 1, alone: 1 } },
+        { cachebreak: 'messages_rewritten', breaks: 1, harness: { compared: 1, agreed: 0, rate: 0 }, provider: { compared: 1, agreed: 0, rate: 0, alone: 0 } },
+        { cachebreak: 'no_change', breaks: 1, harness: { compared: 1, agreed: 1, rate: 1 }, provider: { compared: 0, agreed: 0, rate: null, alone: 1 } },
+        { cachebreak: 'system_changed', breaks: 1, harness: { compared: 1, agreed: 1, rate: 1 }, provider: { compared: 0, agreed: 0, rate: null, alone: 1 } },
+      ],
       rows: [
         { cachebreak: 'messages_rewritten', harness: 'no_change', provider: 'system_changed', breaks: 1 },
         { cachebreak: 'no_change', harness: 'no_change', provider: null, breaks: 1 },

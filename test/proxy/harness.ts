@@ -32,7 +32,7 @@ function withUsage(mock: MockUpstream, usage: UsageFields): MockUpstream & { usa
   return Object.assign(mock, { usage });
 }
 
-export async function startProxyHarness(options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number } = {}): Promise<ProxyHarness> {
+export async function startProxyHarness(options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number; providerDiagnostics?: boolean } = {}): Promise<ProxyHarness> {
   const anthropic = withUsage(await mockUpstream((request) => anthropicAnswer(request, anthropic.usage, `req_${anthropic.received.length}`)), {});
   const openai = withUsage(
     await mockUpstream((request) => (request.url.endsWith('/responses') ? responsesAnswer(request, openai.usage) : chatAnswer(request, openai.usage))),
@@ -54,7 +54,7 @@ export async function startProxyHarness(options: { host?: string; insecureNoAuth
       ...(isPostgresUrl(db) ? { pgPool: PG_POOL } : {}),
       ...(options.insecureNoAuth ? { insecureNoAuth: true } : {}),
       ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}),
-      proxy: { port: 0, upstreams: { anthropic: anthropic.url, openai: `${openai.url}/`, gemini: gemini.url } },
+      proxy: { port: 0, upstreams: { anthropic: anthropic.url, openai: `${openai.url}/`, gemini: gemini.url }, providerDiagnostics: options.providerDiagnostics === true },
     },
     (line) => log.push(line),
   );

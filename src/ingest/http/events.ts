@@ -6,6 +6,7 @@ import { unknownKeys } from './unknown-keys.js';
 import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
+import { diagnosisIn } from '../../core/diagnosis.js';
 import { plainlyValid } from './plain.js';
 import { DEFAULT_LIMITS, LIMIT_OPTIONS, MAX_DEPTH, nestedDeeper, type Limits } from '../limits.js';
 import { timeProblem } from '../../time.js';
@@ -180,6 +181,11 @@ function usageOf(input: UsageInput | TurnInput): Usage {
   return result.usage;
 }
 
+/** The provider's cache diagnosis: as sent in `diagnostics`, else as the raw response in `usage` carries it (diagnosis.ts). */
+function diagnosticsOf(input: UsageInput | TurnInput): unknown {
+  return input.diagnostics ?? (input.usage === undefined ? undefined : diagnosisIn(input.usage));
+}
+
 /** The event as its schema reads it: straight through when plainly valid, else through zod. */
 function validated<T>(type: EventType, value: Record<string, unknown>, limits: Limits): T {
   if (plainlyValid(type, value, limits)) return value as T;
@@ -226,11 +232,13 @@ function convert(value: unknown, limits: Limits): CacheEvent {
       if (input.agentId !== undefined) event.agentId = input.agentId;
       if (input.ts !== undefined) event.ts = timeOf('ts', input.ts);
       if (input.model !== undefined) event.model = input.model;
-      if (input.diagnostics !== undefined) event.diagnostics = input.diagnostics;
+      const diagnostics = diagnosticsOf(input);
+      if (diagnostics !== undefined) event.diagnostics = diagnostics;
       return event;
     }
     default: {
       const input = validated<TurnInput>('turn', value as Record<string, unknown>, limits);
+      const diagnostics = diagnosticsOf(input);
       return {
         type: 'turn',
         requestId: input.requestId,
@@ -242,7 +250,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         ...(input.endTs !== undefined ? { endTs: timeOf('endTs', input.endTs) } : {}),
         ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
-        ...(input.diagnostics !== undefined ? { diagnostics: input.diagnostics } : {}),
+        ...(diagnostics !== undefined ? { diagnostics } : {}),
         ...snapshotContent(input),
       };
     }

@@ -86,7 +86,7 @@ function buildSchemas(limits: Limits) {
     cacheWriteInputTokens: tokens.optional(),
     cacheWrite1hInputTokens: tokens.optional(),
     outputTokens: tokens.optional(),
-    diagnostics: z.unknown().optional().describe("Provider cache diagnostics, e.g. Anthropic's cache_miss_reason"),
+    diagnostics: z.unknown().optional().describe("Provider cache diagnostics: Anthropic's diagnostics (cache_miss_reason) or OpenAI's prompt_cache_diagnostics; left out, read from a raw response in usage"),
   };
 
   const snapshot = z.object({ type: z.literal('snapshot'), ...snapshotFields });

@@ -52,6 +52,20 @@ export interface ProxySettings {
   port: number;
   /** Base URL per provider, without a trailing slash. */
   upstreams: Readonly<Record<ProxyProvider, string>>;
+  /** --provider-diagnostics: ask Anthropic for its cache diagnostics (DIAGNOSIS_BETA) on every call. */
+  providerDiagnostics?: boolean;
+}
+
+/** Anthropic's beta for cache diagnostics, added to anthropic-beta when the user opts in. */
+export const DIAGNOSIS_BETA = 'cache-diagnosis-2026-04-07';
+
+/** The anthropic-beta value with DIAGNOSIS_BETA among the client's betas, once. */
+export function withDiagnosisBeta(sent: string | string[] | undefined): string {
+  const betas = (Array.isArray(sent) ? sent : [sent ?? ''])
+    .flatMap((value) => value.split(','))
+    .map((beta) => beta.trim())
+    .filter((beta) => beta !== '');
+  return [...new Set([...betas, DIAGNOSIS_BETA])].join(',');
 }
 
 export interface ProxyDeps {
@@ -240,13 +254,18 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       copy?.release();
       reader?.release();
     });
+    function outgoing(): OutgoingHttpHeaders {
+      const headers = passedOn(req.headers, true);
+      if (settings.providerDiagnostics === true && provider === 'anthropic') headers['anthropic-beta'] = withDiagnosisBeta(req.headers['anthropic-beta']);
+      return headers;
+    }
     const forwarded = upstream.request({
       protocol: upstream.url.protocol,
       hostname: upstream.url.hostname,
       port: upstream.url.port || undefined,
       method: req.method,
       path: upstream.basePath + route.rest,
-      headers: passedOn(req.headers, true),
+      headers: outgoing(),
       agent: upstream.agent,
     });
     if (copy) req.on('data', (chunk: Buffer) => copy.push(chunk));

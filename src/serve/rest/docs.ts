@@ -56,7 +56,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/breaks/agreement',
     summary:
-      "How often the harness's reports and the provider's cache_miss_reason agree with cachebreak's reasons, in shared verdicts (model_changed, tools_changed, system_changed, cache_control_changed, request_params_changed, messages_rewritten, breakpoint_lookback_exceeded, no_change, unknown): {breaks, harness: {compared, agreed, rate, unjoinedReports}, provider: {compared, agreed, rate}, rows: [{cachebreak, harness, provider, breaks}]}; default range the last 24 h",
+      "How often the harness's reports and the provider's diagnosis (Anthropic's cache_miss_reason or OpenAI's prompt_cache_diagnostics reason, docs/how-it-decides.md#the-providers-verdict) agree with cachebreak's reasons, in shared verdicts (model_changed, tools_changed, system_changed, cache_control_changed, request_params_changed, messages_rewritten, breakpoint_lookback_exceeded, no_change, unknown): {breaks, harness: {compared, agreed, rate, unjoinedReports}, provider: {compared, agreed, rate, alone}, reasons: [{cachebreak, breaks, harness: {compared, agreed, rate}, provider: {compared, agreed, rate, alone}}], rows: [{cachebreak, harness, provider, breaks}]}; `alone`: breaks the provider said nothing on (ours stands alone: counted apart, never as disagreement); default range the last 24 h",
     params: { ...RANGE, ...FILTERS },
   },
   {

@@ -42,7 +42,7 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/insights/agreement',
     summary:
-      "Agreement as confusion tables (docs/insights.md#agreement): cachebreak's verdict against the harness's report ([PROMPT CACHE BREAK], joined as in /v1/breaks) and against the provider's cache_miss_reason, in the shared verdicts of /v1/breaks/agreement: {harness: [cell], provider: [cell]}, cell {cachebreak, other, breaks, agrees, disagreeing (request ids of its newest breaks when it disagrees, at most 10: GET /v1/breaks/:requestId, or /breaks/:requestId in the web UI)}; breaks a side gave no verdict on are left out of its table",
+      "Agreement as confusion tables (docs/insights.md#agreement): cachebreak's verdict against the harness's report ([PROMPT CACHE BREAK], joined as in /v1/breaks) and against the provider's diagnosis (Anthropic's cache_miss_reason, OpenAI's prompt_cache_diagnostics reason), in the shared verdicts of /v1/breaks/agreement: {harness: [cell], provider: [cell]}, cell {cachebreak, other, breaks, agrees, disagreeing (request ids of its newest breaks when it disagrees, at most 10: GET /v1/breaks/:requestId, or /breaks/:requestId in the web UI)}; breaks a side gave no verdict on are left out of its table",
     params: PARAMS,
   },
   {

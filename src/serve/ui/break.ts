@@ -7,6 +7,7 @@
 import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import type { BreakRecord, Prefix } from '../../core/types.js';
+import { providerReason } from '../../core/diagnosis.js';
 import { cachebreakVerdict, harnessAgrees, harnessVerdicts, providerVerdict } from '../../core/verdicts.js';
 import { CachebreakError } from '../../errors.js';
 import { harnessReportsOf } from '../../store/harness-breaks.js';
@@ -117,10 +118,12 @@ function gap(b: BreakRecord): Html {
 
 function verdicts(b: BreakRecord, report: ExternalBreak | undefined): Html {
   const provider = providerVerdict(b.providerDiagnosis);
+  const named = providerReason(b.providerDiagnosis);
+  const missed = named === null || named.missedTokens === null ? '' : html`<br><span class="muted">${named.provider}: ${count(named.missedTokens)} input tokens missed</span>`;
   return html`<div class="scroll"><table id="verdicts"><thead><tr><th>who</th><th>says</th><th>verdict</th></tr></thead><tbody>
 <tr><td>cachebreak</td><td class="reason">${b.reasons.join(', ')}${b.cause ? html`<br><span class="muted">${b.cause}</span>` : ''}</td><td>${cachebreakVerdict(b.reason)}</td></tr>
 <tr><td>harness${report ? html` <span class="muted">(${report.harness})</span>` : ''}</td><td>${report ? report.reason : html`<span class="muted">no report</span>`}</td><td>${report ? `${harnessVerdicts(report.reason).join(', ') || 'unknown'} — ${harnessAgrees(b.reason, report.reason) ? 'agrees' : 'differs'}` : ''}</td></tr>
-<tr><td>provider</td><td>${b.providerDiagnosis === null || b.providerDiagnosis === undefined ? html`<span class="muted">no diagnosis</span>` : html`<code>${JSON.stringify(b.providerDiagnosis)}</code>`}</td><td>${provider === null ? '' : `${provider} — ${provider === cachebreakVerdict(b.reason) ? 'agrees' : 'differs'}`}</td></tr>
+<tr><td>provider</td><td>${b.providerDiagnosis === null || b.providerDiagnosis === undefined ? html`<span class="muted">no diagnosis</span>` : html`<code>${JSON.stringify(b.providerDiagnosis)}</code>${missed}`}</td><td>${provider === null ? '' : `${provider} — ${provider === cachebreakVerdict(b.reason) ? 'agrees' : 'differs'}`}</td></tr>
 </tbody></table></div>`;
 }
 

@@ -88,12 +88,22 @@ function expectedLine(expected: number): Html | string {
   return html`<p class="muted" id="expected">${count(expected)} expected miss${expected === 1 ? '' : 'es'} (a compaction, a reset the harness announced), dashed on the chart: not breaks, in no figure of breaks or cost.</p>`;
 }
 
-/** "the harness agreed on 4 of 5 (80.0 %)", per side that gave verdicts; each break's own on its break page. */
+/**
+ * "the harness agreed on 4 of 5 (80.0 %)", per side that gave verdicts, the
+ * breaks the provider said nothing on (ours alone, not a disagreement), and
+ * per cachebreak verdict; each break's own on its break page.
+ */
 function agreementLine(agreement: Agreement): Html | string {
   const sides = (['harness', 'provider'] as const).filter((side) => agreement[side].compared > 0);
   if (sides.length === 0) return '';
   const parts = sides.map((side) => `the ${side} agreed on ${count(agreement[side].agreed)} of ${count(agreement[side].compared)} (${percent(agreement[side].rate)})`);
-  return html`<p class="muted" id="agreement">Other verdicts on these breaks: ${parts.join('; ')}.</p>`;
+  if (agreement.provider.compared > 0 && agreement.provider.alone > 0) parts.push(`the provider said nothing on ${count(agreement.provider.alone)} (ours alone)`);
+  const rate = (side: { compared: number; agreed: number }) => (side.compared === 0 ? '–' : `${count(side.agreed)} of ${count(side.compared)}`);
+  const rows = agreement.reasons.map(
+    (r) => html`<tr><td>${r.cachebreak}</td><td class="num">${count(r.breaks)}</td><td class="num">${rate(r.harness)}</td><td class="num">${rate(r.provider)}</td><td class="num">${count(r.provider.alone)}</td></tr>`,
+  );
+  return html`<p class="muted" id="agreement">Other verdicts on these breaks: ${parts.join('; ')}.</p>
+<div class="scroll"><table id="agreement-reasons"><thead><tr><th>cachebreak</th><th>breaks</th><th>harness agreed</th><th>provider agreed</th><th>provider silent</th></tr></thead><tbody>${rows}</tbody></table></div>`;
 }
 
 function latestBreaks(breaks: BreakRecord[], range: UiRange): Html {

@@ -1,5 +1,5 @@
 // How often the harness's own reports (Claude Code's [PROMPT CACHE BREAK]
-// lines) and the provider's cache_miss_reason agree with cachebreak's
+// lines) and the provider's diagnosis (Anthropic's or OpenAI's) agree with cachebreak's
 // reasons: the rate per side, and the table of verdicts behind it.
 import { agreementOf } from '../../../store/harness-breaks.js';
 import { frame } from '../frame.js';
