@@ -178,6 +178,21 @@ describe("the harness's own break reports beside cachebreak's", () => {
     const breakPage = await (await fetch(`${server.url}/breaks/a8`)).text();
     expect(breakPage).toContain('<td>likely server-side (prompt unchanged, &#60;5min gap)</td><td>no_change — differs</td>');
 
+    // The breaks where a side agrees, disagrees or said nothing: over the API and in the explorer.
+    const ids = async (query: string) => (await breaksWithHarnessOf(server.url, `${RANGE}&limit=100&${query}`)).map((b) => b.requestId).sort();
+    expect(await ids('harnessAgreement=disagrees')).toEqual(['a8']);
+    expect(await ids('harnessAgreement=agrees')).toEqual(['a2', 'a4', 'a6', 'b2']);
+    expect(await ids('providerAgreement=agrees')).toEqual(['a2']);
+    expect(await ids('providerAgreement=disagrees')).toEqual(['a8']);
+    expect(await ids('providerAgreement=silent')).toEqual(['a4', 'a6', 'b2']);
+    expect(await ids('harnessAgreement=agrees&providerAgreement=silent&sessionId=' + S1)).toEqual(['a4', 'a6']);
+    const wrong = await request(server.url, `/v1/breaks?harnessAgreement=maybe`);
+    expect(wrong.status).toBe(400);
+    expect((wrong.body as { error: { message: string } }).error.message).toBe('harnessAgreement: expected one of agrees, disagrees, silent, got "maybe"');
+    const explorer = await (await fetch(`${server.url}/breaks?${RANGE}&harnessAgreement=disagrees`)).text();
+    expect([...explorer.matchAll(/<tr data-request="([^"]+)">/g)].map((m) => m[1])).toEqual(['a8']);
+    expect(explorer).toContain('<option selected>disagrees</option>');
+
     // cachebreak report, on the same database.
     await server.stop();
     const report = await cli(['report', '--db', server.db, '--json']);

@@ -1,6 +1,7 @@
 // GET /v1/breaks: cachebreak's break records, each with the harness's own
 // report of the same request beside it (`harness`, null when none joined),
-// of chosen causes with `fingerprint`;
+// of chosen causes (`fingerprint`) or agreement (`harnessAgreement`,
+// `providerAgreement`);
 // GET /v1/breaks/agreement: how often the harness and the provider agree;
 // GET /v1/breaks/fingerprints: the breaks grouped by cause;
 // GET /v1/breaks/:requestId: one break beside the two prefixes it compares.
@@ -8,7 +9,8 @@ import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { harnessAgrees, harnessVerdicts } from '../../core/verdicts.js';
 import type { BreakRecord } from '../../core/types.js';
-import { breaksOfCauses, fingerprintsOf } from '../../store/fingerprints.js';
+import { anyComputed, breaksWhere, computedFiltersOf } from '../../store/break-scan.js';
+import { fingerprintsOf } from '../../store/fingerprints.js';
 import { agreementOf, harnessReportsOf } from '../../store/harness-breaks.js';
 import type { Prefix } from '../../core/types.js';
 import { CachebreakError } from '../../errors.js';
@@ -49,9 +51,8 @@ export function wirePrefix(prefix: Prefix | null) {
 
 export function registerBreaks(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/breaks', async (c) => {
-    const fingerprints = listParam(c, 'fingerprint');
-    const [range, filters, query] = [rangeOf(c), filtersOf(c), pageOf(c)];
-    const page = fingerprints ? await breaksOfCauses(deps.store, c.var.project, range, filters, fingerprints, query) : await deps.store.breaks(c.var.project, range, filters, query);
+    const [range, filters, query, computed] = [rangeOf(c), filtersOf(c), pageOf(c), computedFiltersOf((name) => listParam(c, name))];
+    const page = anyComputed(computed) ? await breaksWhere(deps.store, c.var.project, range, filters, computed, query) : await deps.store.breaks(c.var.project, range, filters, query);
     const reports = await harnessReportsOf(deps.store, c.var.project, page.items);
     return c.json({
       breaks: page.items.map((b) => ({ ...wireBreak(b), harness: harnessOf(b, reports.get(b.requestId)) })),

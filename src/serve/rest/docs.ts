@@ -20,6 +20,13 @@ const FILTERS = {
   reason: 'only breaks with these reasons',
 };
 
+/** Filters on what is computed when read, not stored: any of them reads the first 50,000 breaks of the range, the cursor then an offset among the matches. */
+const COMPUTED = {
+  fingerprint: 'only breaks of these causes (fingerprints from GET /v1/breaks/fingerprints); with this or the two below, the first 50,000 breaks of the range are read',
+  harnessAgreement: "agrees | disagrees | silent: only breaks where the harness's report (joined as below) names cachebreak's verdict, names another, or is missing",
+  providerAgreement: "agrees | disagrees | silent: the same for the provider's diagnosis (docs/how-it-decides.md#the-providers-verdict)",
+};
+
 const RANGE = {
   from: 'start, inclusive: RFC 3339 or epoch ms',
   to: 'end, exclusive: RFC 3339 or epoch ms',
@@ -50,7 +57,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     path: '/v1/breaks',
     summary:
       "Break records (docs/how-it-decides.md#the-break-record), newest first, each with `harness`: the harness's own report of the same request (joined by session, time and cache figures; a debug log named after its process joins by time and cache figures alone) as {harness, reason (verbatim), verdicts, agrees, ts, sessionId, source, callNumber, file, line}, or null",
-    params: { ...RANGE, ...FILTERS, fingerprint: 'only breaks of these causes (fingerprints from GET /v1/breaks/fingerprints); read from the first 50,000 breaks of the range', ...PAGE },
+    params: { ...RANGE, ...FILTERS, ...COMPUTED, ...PAGE },
   },
   {
     method: 'GET',

@@ -1,12 +1,12 @@
 // GET /breaks: every break in the range, filtered by reason, cause, model,
-// agent, changed tool, session, provider and the fingerprint of the cause,
-// newest first or by extra cost, a page at a time; each row links to its
+// agent, changed tool, session, provider, the fingerprint of the cause and
+// whether the harness and the provider agree with cachebreak, newest first or by extra cost, a page at a time; each row links to its
 // break page.
 import type { Context, Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { BREAK_CAUSES, BREAK_REASONS, type BreakRecord } from '../../core/types.js';
 import { CachebreakError } from '../../errors.js';
-import { breaksOfCauses } from '../../store/fingerprints.js';
+import { AGREEMENTS, anyComputed, breaksWhere, COMPUTED_FILTERS, computedFiltersOf, type ComputedFilters } from '../../store/break-scan.js';
 import type { BreakFilters, BreakOrder } from '../../store/store.js';
 import { listParam } from '../rest/query.js';
 import { cost, count, html, Html, unbroken as name, utc } from './html.js';
@@ -27,7 +27,7 @@ const FILTERS: Record<keyof BreakFilters, { label: string; values?: readonly str
   provider: { label: 'provider' },
 };
 const RANGE_PARAMS = ['range', 'from', 'to'];
-const KNOWN = new Set([...Object.keys(FILTERS), 'fingerprint', ...RANGE_PARAMS, 'order', 'cursor', 'back']);
+const KNOWN = new Set([...Object.keys(FILTERS), ...COMPUTED_FILTERS, ...RANGE_PARAMS, 'order', 'cursor', 'back']);
 
 function bad(name: string, problem: string, hint: string): CachebreakError {
   return new CachebreakError('bad_request', `${name}: ${problem}`, hint);
@@ -49,9 +49,9 @@ function filtersOf(c: Context): BreakFilters {
 }
 
 /** The filters as query parameters, several values comma-separated. */
-const paramsOf = (filters: BreakFilters): Record<string, string> => Object.fromEntries(Object.entries(filters).map(([name, values]) => [name, (values as string[]).join(',')]));
+const paramsOf = (filters: BreakFilters | ComputedFilters): Record<string, string> => Object.fromEntries(Object.entries(filters).map(([name, values]) => [name, (values as string[]).join(',')]));
 
-function filterForm(filters: BreakFilters, fingerprints: string[], order: BreakOrder, range: UiRange): Html {
+function filterForm(filters: BreakFilters, computed: ComputedFilters, order: BreakOrder, range: UiRange): Html {
   const hidden = Object.entries(Object.fromEntries(new URLSearchParams(range.query))).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
   const fields = (Object.entries(FILTERS) as [keyof BreakFilters, (typeof FILTERS)[keyof BreakFilters]][]).map(([name, { label, values }]) => {
     const current = (filters[name] ?? []).join(',');
@@ -62,7 +62,15 @@ function filterForm(filters: BreakFilters, fingerprints: string[], order: BreakO
       : html`<input name="${name}" aria-label="${label}" value="${current}" placeholder="any">`;
     return html`<label>${label} ${input}</label>`;
   });
-  fields.push(html`<label>fingerprint <input name="fingerprint" aria-label="fingerprint" value="${fingerprints.join(',')}" placeholder="any" size="17"></label>`);
+  fields.push(html`<label>fingerprint <input name="fingerprint" aria-label="fingerprint" value="${(computed.fingerprint ?? []).join(',')}" placeholder="any" size="17"></label>`);
+  for (const [name, label] of [['harnessAgreement', 'harness'], ['providerAgreement', 'provider verdict']] as const) {
+    const current = (computed[name] ?? []).join(',');
+    fields.push(
+      html`<label>${label} <select name="${name}" aria-label="${label}"><option value="">any</option>${[...AGREEMENTS, ...(current !== '' && !(AGREEMENTS as readonly string[]).includes(current) ? [current] : [])].map(
+        (v) => html`<option${v === current ? html` selected` : ''}>${v}</option>`,
+      )}</select></label>`,
+    );
+  }
   const sort = html`<label>sort <select name="order" aria-label="sort">${(Object.entries(ORDERS) as [BreakOrder, string][]).map(
     ([key, label]) => html`<option value="${key}"${key === order ? html` selected` : ''}>${label} first</option>`,
   )}</select></label>`;
@@ -81,7 +89,7 @@ export function registerBreakList(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/breaks', async (c) => {
     const range = uiRangeOf(c, deps.now());
     const filters = filtersOf(c);
-    const fingerprints = listParam(c, 'fingerprint') ?? [];
+    const computed = computedFiltersOf((name) => listParam(c, name));
     const order = (c.req.query('order') ?? 'recent') as BreakOrder;
     if (!Object.hasOwn(ORDERS, order)) throw bad('order', `expected one of ${Object.keys(ORDERS).join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=extra_cost');
     const cursor = c.req.query('cursor') || undefined;
@@ -89,17 +97,17 @@ export function registerBreakList(app: Hono<AppEnv>, deps: ReadDeps): void {
     const back = cursor === undefined ? [] : (c.req.query('back') ?? '').split('.');
     const [within, query] = [{ from: range.from, to: range.to }, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }];
     const page =
-      fingerprints.length > 0
-        ? await breaksOfCauses(deps.store, c.var.project, within, filters, fingerprints, query, order)
+      anyComputed(computed)
+        ? await breaksWhere(deps.store, c.var.project, within, filters, computed, query, order)
         : await deps.store.breaks(c.var.project, within, filters, query, order);
-    const keep = { ...paramsOf(filters), ...(fingerprints.length > 0 ? { fingerprint: fingerprints.join(',') } : {}), ...(order === 'recent' ? {} : { order }) };
+    const keep = { ...paramsOf(filters), ...paramsOf(computed), ...(order === 'recent' ? {} : { order }) };
     const first = back.length * PAGE_SIZE + 1;
     const previous =
       cursor === undefined ? '' : html`<a rel="prev" href="${linkTo('/breaks', range, { ...keep, ...(back.length > 1 ? { cursor: back.at(-1)!, back: back.slice(0, -1).join('.') } : {}) })}">← previous</a>`;
     const next = page.nextCursor === null ? '' : html`<a rel="next" href="${linkTo('/breaks', range, { ...keep, cursor: page.nextCursor, back: [...back, cursor ?? ''].join('.') })}">next →</a>`;
     const pager = html`<nav class="pager" aria-label="pages">${previous}<span class="muted">${page.items.length === 0 ? 'no breaks' : `breaks ${count(first)}–${count(first + page.items.length - 1)}`}</span>${next}</nav>`;
     const body = html`<h2>Breaks, ${ORDERS[order]} first</h2>
-${filterForm(filters, fingerprints, order, range)}
+${filterForm(filters, computed, order, range)}
 ${page.items.length === 0 ? html`<p class="muted" id="no-breaks">No breaks match in the ${range.label}.</p>` : rows(page.items, range)}
 ${pager}`;
     const view = layout({ title: 'Breaks', path: '/breaks', section: 'breaks', range, project: c.var.project, body, keep });

@@ -26,6 +26,8 @@ export const UI_ROUTE_DOCS: RouteDoc[] = [
       sessionId: 'only these sessions',
       provider: 'only these providers',
       fingerprint: 'only breaks of these causes (from the Causes page or GET /v1/breaks/fingerprints), read from the first 50,000 breaks of the range',
+      harnessAgreement: "agrees | disagrees | silent: the harness's report against cachebreak's verdict (read as fingerprint is)",
+      providerAgreement: "agrees | disagrees | silent: the provider's diagnosis against cachebreak's verdict (read as fingerprint is)",
       order: 'recent (default) | extra_cost (unpriced last)',
       cursor: 'the next page (from the page\'s next link)',
       back: 'the cursors of the pages before, for previous',

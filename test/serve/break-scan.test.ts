@@ -1,10 +1,11 @@
 // GET /v1/breaks?fingerprint=…: the breaks of chosen causes, paged, on the
 // store under test; the same cause in several sessions, another cause beside
-// it, and the bound on what is read.
+// it, and the bound on what is read (the agreement filters are
+// test/e2e/harness-verdicts.test.ts's).
 import { describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { breakFingerprint } from '../../src/core/fingerprint.js';
-import { breaksOfCauses } from '../../src/store/fingerprints.js';
+import { breaksWhere } from '../../src/store/break-scan.js';
 import { MINUTE, SEED_TOOLS, toWire, tools, turn, usage } from '../core/scenario.js';
 import { storeApp } from './harness.js';
 
@@ -80,9 +81,9 @@ describe('GET /v1/breaks by fingerprint', () => {
     const { store, system } = await seeded();
     const records = (await store.breaks('default', {}, {}, { limit: 100 })).items;
     // The newest five breaks (at 19, 16, 13, 10 and 7.5 minutes) hold one system edit; all ten hold three.
-    const bounded = await breaksOfCauses(store, 'default', {}, {}, [system], { limit: 10 }, 'recent', 5);
+    const bounded = await breaksWhere(store, 'default', {}, {}, { fingerprint: [system] }, { limit: 10 }, 'recent', 5);
     expect(bounded.items.map((b) => b.requestId)).toEqual(['system_2_2']);
-    const all = await breaksOfCauses(store, 'default', {}, {}, [system], { limit: 10 }, 'extra_cost');
+    const all = await breaksWhere(store, 'default', {}, {}, { fingerprint: [system] }, { limit: 10 }, 'extra_cost');
     expect(all.items.map((b) => breakFingerprint(b))).toEqual([system, system, system]);
     expect(all.items.map((b) => b.requestId).sort()).toEqual(records.filter((r) => r.reason === 'system_changed').map((r) => r.requestId).sort());
   });
