@@ -15,6 +15,7 @@ export interface Staged {
   parts: TurnParts;
   snapshotChanged: boolean;
   usageChanged: boolean;
+  originChanged: boolean;
   streamId: number | null;
   turn: Turn | undefined;
 }
@@ -55,7 +56,7 @@ export function stageBatch(
     if (!s) {
       const row = store.find(projectId, event.requestId);
       const parts = row ? rowToParts(row, store.names) : { requestId: event.requestId };
-      s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
+      s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, originChanged: false, streamId: null, turn: undefined };
     }
     // A request id is unique within a project (SPEC §1): one of another session is a conflict, never an overwrite.
     const session = s.parts.snapshot?.sessionId ?? s.parts.usage?.sessionId;
@@ -76,6 +77,7 @@ export function stageBatch(
     }
     s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
     s.usageChanged ||= parts.usage !== s.parts.usage;
+    s.originChanged ||= parts.origin !== s.parts.origin;
     s.parts = parts;
     const name = streamNameOf(parts);
     s.streamId = name ? store.stream(projectId, name.sessionId, name.agentId) : null;
