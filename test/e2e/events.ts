@@ -140,6 +140,10 @@ export function seedBreak(sessionId = 'sess_A') {
     providerDiagnosis: null,
     // 48,900 tokens written at $3.75 instead of read at $0.30 per MTok (Claude Sonnet 4.5).
     estimatedExtraCostUsd: 0.168705,
+    // The seed names no agent version, trace or span.
+    agentVersion: null,
+    traceId: null,
+    spanId: null,
   });
 }
 
