@@ -264,8 +264,9 @@ export interface BreakRecord {
   estimatedExtraCostUsd: number | null;
   /** The agent's version that made the turn; null when unknown. */
   agentVersion: string | null;
-  /** The trace and span telemetry gave the turn; null when none. */
+  /** The trace telemetry gave the turn (32 hex digits); null when none. */
   traceId: string | null;
+  /** Its span (16 hex digits); null when none. */
   spanId: string | null;
 }
 
