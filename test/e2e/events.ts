@@ -265,6 +265,9 @@ export function openaiBreak(sessionId = 'sess_B') {
     providerDiagnosis: null,
     // OpenAI bills no write: 30,500 tokens paid as input ($2) instead of a read ($0.50) per MTok (gpt-4.1).
     estimatedExtraCostUsd: 0.04575,
+    agentVersion: null,
+    traceId: null,
+    spanId: null,
   });
 }
 
