@@ -115,11 +115,8 @@ function mergeOrigin(origin: TurnOrigin | undefined, event: CacheEvent): TurnOri
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {
   const parts: TurnParts = existing ? { ...existing } : { requestId: event.requestId };
   let added = false;
-  const origin = mergeOrigin(parts.origin, event);
-  if (origin !== parts.origin) {
-    parts.origin = origin;
-    added = true;
-  }
+  // Where the call came from is kept, but is no part: an event that only adds it is still a duplicate.
+  parts.origin = mergeOrigin(parts.origin, event);
   if (event.type !== 'usage') {
     const candidate = snapshotPart(event);
     if (!parts.snapshot || compareRanks(snapshotRank(candidate), snapshotRank(parts.snapshot)) > 0) {

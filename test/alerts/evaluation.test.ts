@@ -93,7 +93,10 @@ describe('alerts over a store', () => {
   it('names the agent version where the change began: the first new one in the window, else the most common', async () => {
     /** A session `minute` minutes after T0 whose third turn breaks, every turn sent by `version`. */
     const versioned = (id: string, minute: number, version: string) =>
-      session(id, 0, { tools: FEWER_TOOLS }).map((e) => ({ ...e, ts: e.ts + minute * MINUTE, endTs: (e as { endTs: number }).endTs + minute * MINUTE, agentVersion: version }) as CacheEvent);
+      session(id, 0, { tools: FEWER_TOOLS }).map((e) => {
+        const t = e as { ts: number; endTs: number };
+        return { ...e, ts: t.ts + minute * MINUTE, endTs: t.endTs + minute * MINUTE, agentVersion: version } as CacheEvent;
+      });
     const rules: AlertRules = { extraCostAbove: 0.01, windowMs: HOUR, minTurns: 1 };
     // Evaluated at 2h30: the window is 1h30–2h30, the one before it 0h30–1h30.
     const now = T0 + 150 * MINUTE;

@@ -28,7 +28,7 @@ describe('the agent version of a proxied call', () => {
       const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, system: [{ type: 'text', text: system }], messages: [{ role: 'user', content: 'hi' }] });
       return send(h.proxy, 'POST', '/anthropic/v1/messages', { 'x-cachebreak-session': session, 'x-cachebreak-agent': 'main', 'user-agent': agent }, body);
     };
-    for (const [session, agent] of [['claude', 'claude-cli/2.1.332 (external, cli)'], ['sdk', 'Anthropic/JS 0.60.0']]) {
+    for (const [session, agent] of [['claude', 'claude-cli/2.1.332 (external, cli)'], ['sdk', 'Anthropic/JS 0.60.0']] as const) {
       await call(session, agent, 'You are a coding agent. v1', { cache_creation_input_tokens: 20_000, cache_read_input_tokens: 0 });
       await call(session, agent, 'You are a coding agent. v2', { cache_creation_input_tokens: 20_000, cache_read_input_tokens: 0 });
     }

@@ -53,6 +53,17 @@ describe('a turn\'s origin, stored', () => {
     expect(bare).toMatchObject({ agentVersion: null, traceId: null, spanId: null });
   });
 
+  it('keeps the origin a repeat of a known call brings, and still counts the repeat a duplicate', async () => {
+    const store = await storeUnderTest();
+    const [first, snapshot, usageEvent] = breakingSession('s', 0, {}, {});
+    await store.write([{ project: 'p', events: [first!, snapshot!, usageEvent!] }]);
+    // As a harness's span repeats the call its log record told, with the trace it ran in.
+    const { counts } = await store.write([{ project: 'p', events: [{ ...usageEvent!, traceId: TRACE, spanId: SPAN } as CacheEvent] }]);
+    expect(counts).toEqual([{ accepted: 0, duplicates: 1 }]);
+    const { items } = await store.breaks('p', {}, {}, { limit: 10 });
+    expect(items.map((b) => [b.traceId, b.spanId])).toEqual([[TRACE, SPAN]]);
+  });
+
   it('gives a fingerprint the version of its earliest break', async () => {
     const store = await storeUnderTest();
     const events = [

@@ -65,11 +65,11 @@ export function stageBatch(
       continue;
     }
     const { parts, duplicate } = mergeEvent(s.parts, event);
-    if (duplicate) {
-      duplicates++;
-      continue;
-    }
-    accepted++;
+    // A repeat of a known call that only names where it came from (a span after its log record) is still a duplicate, and its origin is kept.
+    const originOnly = duplicate && parts.origin !== s.parts.origin;
+    if (duplicate) duplicates++;
+    else accepted++;
+    if (duplicate && !originOnly) continue;
     if (parts.snapshot !== s.parts.snapshot && parts.snapshot) {
       const { messageHashes } = parts.snapshot.prefix;
       const prefix = messageHashes ? { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(messageHashes) } : parts.snapshot.prefix;
