@@ -116,7 +116,8 @@ export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): 
   const parts: TurnParts = existing ? { ...existing } : { requestId: event.requestId };
   let added = false;
   // Where the call came from is kept, but is no part: an event that only adds it is still a duplicate.
-  parts.origin = mergeOrigin(parts.origin, event);
+  const origin = mergeOrigin(parts.origin, event);
+  if (origin !== undefined) parts.origin = origin;
   if (event.type !== 'usage') {
     const candidate = snapshotPart(event);
     if (!parts.snapshot || compareRanks(snapshotRank(candidate), snapshotRank(parts.snapshot)) > 0) {

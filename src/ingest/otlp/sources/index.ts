@@ -48,7 +48,7 @@ const UNCLAIMED = { logs: 'unknown_event', spans: 'no_usage', points: 'unknown_m
 
 type Signal = keyof typeof UNCLAIMED;
 
-function mapEach<R extends object>(
+function mapEach<R>(
   signal: Signal,
   records: readonly R[],
   offer: (source: Source, record: R) => Outcome | undefined,
