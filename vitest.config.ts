@@ -14,6 +14,7 @@ const STORE_TESTS = [
   'test/serve/break-prefixes.test.ts',
   'test/serve/break-explorer.test.ts',
   'test/serve/fingerprints.test.ts',
+  'test/serve/breaks-of-causes.test.ts',
   'test/serve/external-breaks.test.ts',
   'test/grafana/endpoints.test.ts',
   'test/grafana/simpod.test.ts',

@@ -141,7 +141,7 @@ function installErrorHandling(app: Hono<AppEnv>, log: Logger, store: Store): voi
     const requestId = c.var.requestId ?? 'unknown';
     if (error instanceof CachebreakError) return renderError(error, requestId, c.req.path);
     if (error instanceof InvalidQueryError) {
-      return renderError(new CachebreakError('bad_request', `${error.field}: ${error.message}`, isUiPage(c.req.path) ? 'start again from the first page' : 'see GET /v1'), requestId, c.req.path);
+      return renderError(new CachebreakError('bad_request', `${error.field}: ${error.message}`, error.hint ?? (isUiPage(c.req.path) ? 'start again from the first page' : 'see GET /v1')), requestId, c.req.path);
     }
     log.error('unhandled_error', { requestId, path: c.req.path, message: error.message, stack: error.stack });
     return renderError(new CachebreakError('internal', 'internal error', `report it with the request id ${requestId}`), requestId, c.req.path);

@@ -92,8 +92,12 @@ export interface ServerOptions {
 export class CannotListen extends Error {}
 
 /** What a failed listen means, in words: EADDRINUSE and EACCES are the usual ones. */
+/** The code of an error in listening on a port, undefined for any other error. */
+const listenCode = (error: unknown) =>
+  /^(EADDRINUSE|EACCES|EADDRNOTAVAIL)$/.exec((error as NodeJS.ErrnoException).code ?? '')?.[1] ?? /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec((error as Error).message)?.[1];
+
 function listenProblem(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code ?? /\b(EADDRINUSE|EACCES|EADDRNOTAVAIL)\b/.exec((error as Error).message)?.[1];
+  const code = listenCode(error);
   if (code === 'EADDRINUSE') return 'the port is already in use by another program';
   if (code === 'EACCES') return 'this user may not listen on that port';
   if (code === 'EADDRNOTAVAIL') return 'that address is not one of this machine\'s';
@@ -398,6 +402,8 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
       ports.add(() => proxy?.close());
     }
   } catch (error) {
+    // Only a port problem is one another --proxy-port solves; anything else (the keys unreadable) is said as it is.
+    if (listenCode(error) === undefined) throw error;
     throw new CannotListen(`cannot serve the proxy on ${options.host}:${options.proxy?.port}: ${listenProblem(error)}; choose another --proxy-port`);
   }
   const prune = retention(store, options, log);

@@ -1,11 +1,13 @@
 // The breaks of a range grouped by the fingerprint of their cause
 // (core/fingerprint.ts): one row per cause with how often, in how many
-// sessions, when first and last, and what it cost. Read through the Store, so
-// both stores answer alike; bounded to the newest MAX_SCANNED breaks.
+// sessions, when first and last, and what it cost; and the breaks of chosen
+// causes, a page at a time. Read through the Store, so both stores answer
+// alike; bounded to the first MAX_SCANNED breaks read.
 import { breakFingerprint } from '../core/fingerprint.js';
 import { Tally } from '../core/insights/money.js';
 import type { BreakCause, BreakReason, BreakRecord } from '../core/types.js';
-import type { Filters, Store, TimeRange } from './store.js';
+import { cursorValues, nextCursor } from './filters.js';
+import { InvalidQueryError, type BreakFilters, type BreakOrder, type Filters, type Page, type PageQuery, type Store, type TimeRange } from './store.js';
 
 /** Breaks read per call at most, newest first; beyond them the answer says `truncated`. */
 export const MAX_SCANNED = 50_000;
@@ -93,4 +95,41 @@ export async function fingerprintsOf(store: Store, project: string, range: TimeR
       (a.fingerprint < b.fingerprint ? -1 : a.fingerprint > b.fingerprint ? 1 : 0),
   );
   return { rows, breaks: scanned, truncated };
+}
+
+/** 16 lowercase hex digits, as breakFingerprint writes them. */
+const FINGERPRINT = /^[0-9a-f]{16}$/;
+
+/**
+ * A page of the breaks whose cause has one of `fingerprints`, in `order`: the
+ * store's breaks read a thousand at a time (the first MAX_SCANNED in that
+ * order at most) and kept when their fingerprint is asked for; the cursor is
+ * an offset among the kept ones.
+ */
+export async function breaksOfCauses(
+  store: Store,
+  project: string,
+  range: TimeRange,
+  filters: BreakFilters,
+  fingerprints: readonly string[],
+  page: PageQuery,
+  order: BreakOrder = 'recent',
+  max = MAX_SCANNED,
+): Promise<Page<BreakRecord>> {
+  const wrong = fingerprints.find((f) => !FINGERPRINT.test(f));
+  if (wrong !== undefined) throw new InvalidQueryError('fingerprint', `expected 16 lowercase hex digits as GET /v1/breaks/fingerprints gives, got "${wrong.slice(0, 40)}"`, 'take one from GET /v1/breaks/fingerprints or the Causes page');
+  const offset = page.cursor === undefined ? 0 : (cursorValues(page.cursor, ['number'])[0] as number);
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
+  const wanted = new Set(fingerprints);
+  const kept: BreakRecord[] = [];
+  let scanned = 0;
+  let cursor: string | undefined;
+  do {
+    const read = await store.breaks(project, range, filters, cursor === undefined ? { limit: Math.min(PAGE, max - scanned) } : { limit: Math.min(PAGE, max - scanned), cursor }, order);
+    for (const record of read.items) if (wanted.has(breakFingerprint(record))) kept.push(record);
+    scanned += read.items.length;
+    cursor = read.nextCursor ?? undefined;
+  } while (cursor !== undefined && scanned < max && kept.length <= offset + page.limit);
+  const rows = kept.slice(offset);
+  return { items: rows.slice(0, page.limit), nextCursor: nextCursor(rows, page.limit, () => [offset + page.limit]) };
 }

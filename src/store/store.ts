@@ -490,6 +490,8 @@ export class InvalidQueryError extends Error {
   constructor(
     readonly field: string,
     message: string,
+    /** What to do instead, when more is known than "start again". */
+    readonly hint?: string,
   ) {
     super(message);
   }

@@ -59,6 +59,7 @@ function readCalls(tag: string): Record<string, Call> {
     'GET /sessions/:sessionId': get(`/sessions/${tag}-session`),
     'GET /breaks': get(`/breaks?range=all&sessionId=${tag}-session`),
     'GET /breaks/:requestId': get(`/breaks/${tag}-r2`),
+    'GET /causes': get('/causes?range=all'),
     'GET /ui/:asset': get('/ui/ui.js'),
     'GET /grafana/summary': get(`/grafana/summary?${GRAFANA_RANGE}`),
     'GET /grafana/cache-rate': get(`/grafana/cache-rate?${GRAFANA_RANGE}&groupBy=model`),
@@ -176,7 +177,7 @@ describe('tenancy', () => {
       }
     }
     // Where data is listed, each project does see its own (or the walk would prove nothing).
-    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /v1/breaks/:requestId', 'GET /', 'GET /sessions', 'GET /sessions/:sessionId', 'GET /breaks', 'GET /breaks/:requestId', 'GET /v1/insights/avoidable', 'GET /v1/insights/ttl', 'GET /insights', 'GET /grafana/insights-ttl', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics', 'GET /v1/alerts', 'GET /alerts'];
+    const listing = ['GET /v1/breaks', 'GET /v1/breaks/external', 'GET /v1/sessions', 'GET /v1/sessions/:sessionId/turns', 'GET /v1/stats', 'GET /v1/breaks/:requestId', 'GET /', 'GET /sessions', 'GET /sessions/:sessionId', 'GET /breaks', 'GET /breaks/:requestId', 'GET /causes', 'GET /v1/insights/avoidable', 'GET /v1/insights/ttl', 'GET /insights', 'GET /grafana/insights-ttl', 'GET /grafana/breaks', 'GET /grafana/sessions', 'GET /grafana/turns', 'GET /grafana/values', 'POST /grafana/json/query', 'POST /grafana/json/variable', 'POST /grafana/json/tag-values', 'GET /metrics', 'GET /v1/alerts', 'GET /alerts'];
     for (const route of listing) {
       expect(sees.alpha.has(route), `alpha on ${route}`).toBe(true);
       expect(sees.beta.has(route), `beta on ${route}`).toBe(true);

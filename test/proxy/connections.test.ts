@@ -2,30 +2,16 @@
 // connections are closed as they arrive, a connection that sends no request
 // is closed after --headers-timeout, and a request body that stops arriving
 // is answered 408 after --body-timeout, the upstream call cut with it.
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startServer } from '../e2e/server.js';
-import { stalledUpload } from '../reliability/wire.js';
+import { closed, idleSocket, stalledUpload } from '../reliability/wire.js';
 import { send } from './client.js';
 import { answerMessage, sinkUpstream, type SinkUpstream } from './sink.js';
 import { waitFor } from './wait.js';
 
 const CAP = 50;
 const IDLE = CAP + 20;
-
-/** A TCP connection that sends nothing; resolves once connected (or refused). */
-function idleSocket(port: number): Promise<Socket> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('error', () => {});
-    // Reads what the server sends, so that its closing is seen.
-    socket.resume();
-    socket.once('connect', () => resolve(socket));
-    socket.once('close', () => resolve(socket));
-  });
-}
-
-const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.closed ? resolve() : socket.once('close', () => resolve())));
 
 /** Whether the proxy answers a request on a new connection (404 for a path it does not forward). */
 async function answers(proxy: string): Promise<boolean> {

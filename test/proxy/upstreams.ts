@@ -167,7 +167,8 @@ export function responsesAnswer(request: Received, usage: UsageFields, id = 'res
 }
 
 /** Gemini: promptTokenCount includes cachedContentTokenCount; zero fields are omitted. */
-export function geminiAnswer(request: Received, usage: UsageFields): Answer {
+export function geminiAnswer(request: Received, usage: UsageFields, text = 'Hello!'): Answer {
+  const [head, tail] = [text.slice(0, -1), text.slice(-1)];
   const chunk = (text: string, final: boolean) => ({
     candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(final ? { finishReason: 'STOP' } : {}), index: 0 }],
     usageMetadata: final ? { ...usage, candidatesTokenCount: 6, totalTokenCount: Number(usage.promptTokenCount) + 6 } : { promptTokenCount: usage.promptTokenCount, totalTokenCount: usage.promptTokenCount },
@@ -175,8 +176,33 @@ export function geminiAnswer(request: Received, usage: UsageFields): Answer {
     responseId: 'mLgXaOjAC6fJ1MkPgYTfwAQ',
   });
   if (request.url.includes(':streamGenerateContent')) {
-    if (request.url.includes('alt=sse')) return sse([`data: ${JSON.stringify(chunk('Hello', false))}`, `data: ${JSON.stringify(chunk('!', true))}`], {}, '\r\n\r\n');
-    return { status: 200, headers: { 'content-type': 'application/json; charset=UTF-8' }, chunks: ['[', JSON.stringify(chunk('Hello', false)), ',\r\n', JSON.stringify(chunk('!', true)), ']'] };
+    if (request.url.includes('alt=sse')) return sse([`data: ${JSON.stringify(chunk(head, false))}`, `data: ${JSON.stringify(chunk(tail, true))}`], {}, '\r\n\r\n');
+    return { status: 200, headers: { 'content-type': 'application/json; charset=UTF-8' }, chunks: ['[', JSON.stringify(chunk(head, false)), ',\r\n', JSON.stringify(chunk(tail, true)), ']'] };
   }
-  return json(200, chunk('Hello!', true));
+  return json(200, chunk(text, true));
+}
+
+/**
+ * A provider's prompt cache, as the API keeps it: a request reads the longest
+ * run of its leading parts (tools, system, each message, serialized) that an
+ * earlier request sent, a token every 4 characters. What the real API would
+ * have read, so that only a prompt a harness really changed misses.
+ */
+export function promptCache(): (parts: readonly unknown[]) => { prompt: number; cached: number } {
+  const seen = new Set<string>();
+  return (parts) => {
+    const texts = parts.map((part) => JSON.stringify(part) ?? '');
+    let cachedChars = 0;
+    let prefix = '';
+    let length = 0;
+    let reading = true;
+    for (const text of texts) {
+      prefix += `\u0000${text}`;
+      length += text.length;
+      if (reading && seen.has(prefix)) cachedChars = length;
+      else reading = false;
+      seen.add(prefix);
+    }
+    return { prompt: Math.ceil(length / 4), cached: Math.floor(cachedChars / 4) };
+  };
 }

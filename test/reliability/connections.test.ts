@@ -2,26 +2,13 @@
 // connections are closed as they arrive, and connections that send no
 // request are closed after --headers-timeout, after which a new client is
 // answered again.
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { request, startServer } from '../e2e/server.js';
+import { closed, idleSocket } from './wire.js';
 
 const CAP = 50;
 const IDLE = CAP + 20;
-
-/** A TCP connection that sends nothing; resolves once connected (or refused). */
-function idleSocket(port: number): Promise<Socket> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.on('error', () => {});
-    // Reads what the server sends, so that its closing is seen.
-    socket.resume();
-    socket.once('connect', () => resolve(socket));
-    socket.once('close', () => resolve(socket));
-  });
-}
-
-const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.closed ? resolve() : socket.once('close', () => resolve())));
 
 /** Whether GET /healthz on a new connection answers 200. */
 async function healthy(url: string): Promise<boolean> {

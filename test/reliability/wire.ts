@@ -1,7 +1,9 @@
 // A client as an attacker writes it: the body goes out in chunks however the
 // server answers, and the result is the status, or the error that cut the
-// connection (EPIPE, ECONNRESET) when the server stopped listening first.
+// connection (EPIPE, ECONNRESET) when the server stopped listening first;
+// or a connection that sends nothing at all.
 import { request } from 'node:http';
+import { connect, type Socket } from 'node:net';
 
 const TIMEOUT_MS = 15_000;
 
@@ -43,3 +45,17 @@ export function stalledUpload(url: string, path: string, body: Buffer, headers: 
   });
   return { reply };
 }
+
+/** A TCP connection that sends nothing; resolves once connected (or refused). */
+export function idleSocket(port: number): Promise<Socket> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    // Reads what the server sends, so that its closing is seen.
+    socket.resume();
+    socket.once('connect', () => resolve(socket));
+    socket.once('close', () => resolve(socket));
+  });
+}
+
+export const closed = (socket: Socket) => new Promise<void>((resolve) => (socket.closed ? resolve() : socket.once('close', () => resolve())));

@@ -2,23 +2,19 @@
 // whose rules fired: reached from the navigation, the firing alert listed,
 // readable in light and dark at 1280 and 700 px without sideways scrolling.
 // Screenshots go to test-results/ui/.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REORDERED_TOOLS, seedSession, T0, type Step } from '../e2e/events.js';
 import { until, type Json } from '../e2e/prometheus.js';
 import { getJson, postEvents, startServer, type ServerProcess } from '../e2e/server.js';
-
-const SHOTS = join(process.cwd(), 'test-results', 'ui');
+import { launchBrowser, noSidewaysScroll, openPage, shoot } from './browser.js';
 
 let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   [browser, server] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] }),
+    launchBrowser(),
     startServer({ lifetime: 'file', args: ['--alert-cache-rate-below', '0.5', '--alert-min-turns', '3', '--alert-every', '1s', '--alert-new-reason'] }),
   ]);
   // Two minutes ago: a cold start and two breaks, nothing read from the cache.
@@ -37,10 +33,7 @@ describe('web UI: alerts', () => {
   for (const colorScheme of ['light', 'dark'] as const) {
     for (const width of [1280, 700]) {
       it(`lists the firing alerts and the rules, ${colorScheme}, ${width} px`, { timeout: 60_000 }, async () => {
-        const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme });
-        const problems: string[] = [];
-        page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-        page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+        const { page, problems } = await openPage(browser, width, colorScheme);
         await page.goto(`${server.url}/`);
         await page.locator('nav a', { hasText: 'Alerts' }).click();
         await page.waitForURL(/\/alerts$/);
@@ -52,8 +45,8 @@ describe('web UI: alerts', () => {
         // The page's colours come from its variables: light text on a dark page in dark mode.
         const text = await page.evaluate<string>("getComputedStyle(document.body).color");
         expect(text).toBe(colorScheme === 'dark' ? 'rgb(230, 232, 235)' : 'rgb(29, 33, 41)');
-        expect(await page.evaluate("[document.documentElement, ...document.querySelectorAll('.scroll')].every((e) => e.scrollWidth <= e.clientWidth)")).toBe(true);
-        await page.screenshot({ path: join(SHOTS, `alerts-${colorScheme}-${width}.png`), fullPage: true });
+        expect(await noSidewaysScroll(page)).toBe(true);
+        await shoot(page, `alerts-${colorScheme}-${width}`);
         expect(problems).toEqual([]);
         await page.close();
       });

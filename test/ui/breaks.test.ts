@@ -4,16 +4,14 @@
 // rows that open their break page, the overview's cost table leading to its
 // breaks, and a mistake answered as a page; light and dark, 1280 and 700 px.
 // Screenshots go to test-results/ui/.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
-import { postEvents, startServer, type ServerProcess } from '../e2e/server.js';
+import { getJson, type ServerProcess } from '../e2e/server.js';
 import { toWire, turn, usage } from '../core/scenario.js';
+import { brokenNames, browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { CHANGED_TOOL, TOOLS_SESSION, uiWorkload } from './workload.js';
 
-const SHOTS = join(process.cwd(), 'test-results', 'ui');
 /** A session whose system prompt changes every turn: more breaks than one page holds. */
 const LONG_SESSION = 'sess_long_running';
 const LONG_BREAKS = 26;
@@ -37,33 +35,11 @@ let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  [browser, server] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] }),
-    startServer({ lifetime: 'file' }),
-  ]);
   const now = Date.now();
-  const events = [...uiWorkload(now), ...longSession(now)];
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer([...uiWorkload(now), ...longSession(now)]));
 }, 60_000);
 afterAll(() => browser?.close());
 
-type Scheme = 'light' | 'dark';
-
-async function openPage(width: number, colorScheme: Scheme): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width, height: 900 }, colorScheme });
-  const problems: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return { page, problems };
-}
-
-const noSidewaysScroll = (page: Page) =>
-  page.evaluate<boolean>("[document.documentElement, ...document.querySelectorAll('.scroll')].every((e) => e.scrollWidth <= e.clientWidth)");
-/** Names split across lines: a name whose text lies on more than one line box. */
-const brokenNames = (page: Page) =>
-  page.locator('#breaks .nm').evaluateAll((names) => names.filter((n) => n.getClientRects().length > 1).map((n) => n.textContent));
 const rowIds = (page: Page) => page.locator('#breaks tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-request')));
 /** The extra cost column in dollars, unknown prices as null. */
 const rowCosts = async (page: Page) =>
@@ -73,7 +49,7 @@ describe('breaks explorer', () => {
   for (const scheme of ['light', 'dark'] as const) {
     for (const width of [1280, 700]) {
       it(`shows every break, readable and without sideways scroll (${scheme}, ${width} px)`, { timeout: 60_000 }, async () => {
-        const { page, problems } = await openPage(width, scheme);
+        const { page, problems } = await openPage(browser, width, scheme);
         await page.goto(`${server.url}/breaks`);
         expect(await page.locator('nav a[aria-current="page"]').innerText()).toBe('Breaks');
         expect(await page.locator('#breaks tbody tr').count()).toBe(20);
@@ -86,8 +62,8 @@ describe('breaks explorer', () => {
         expect(Math.abs(lightness(fg!) - lightness(bg!))).toBeGreaterThan(120);
         expect(await noSidewaysScroll(page)).toBe(true);
         expect(await page.locator('#breaks .nm').count()).toBeGreaterThan(20);
-        expect(await brokenNames(page)).toEqual([]);
-        await page.screenshot({ path: join(SHOTS, `breaks-${scheme}-${width}.png`), fullPage: true });
+        expect(await brokenNames(page, '#breaks')).toEqual([]);
+        await shoot(page, `breaks-${scheme}-${width}`);
 
         expect(problems).toEqual([]);
 
@@ -97,14 +73,14 @@ describe('breaks explorer', () => {
         expect(await page.locator('#error-status').innerText()).toBe('400 · Bad request');
         expect(await page.locator('#error-message').innerText()).toContain('reason: expected one of');
         expect(await noSidewaysScroll(page)).toBe(true);
-        await page.screenshot({ path: join(SHOTS, `breaks-error-${scheme}-${width}.png`), fullPage: true });
+        await shoot(page, `breaks-error-${scheme}-${width}`);
         await page.close();
       });
     }
   }
 
   it('narrows the rows by session, changed tool and reason; sorts them by extra cost', { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage(1280, 'light');
+    const { page, problems } = await openPage(browser, 1280, 'light');
     await page.goto(`${server.url}/breaks`);
     const everyRow = await rowIds(page);
     await page.getByLabel('session').fill(TOOLS_SESSION);
@@ -134,13 +110,13 @@ describe('breaks explorer', () => {
     // Unknown prices come after every priced break, never in between.
     expect(costs.slice(0, priced.length)).toEqual(priced);
     expect(await page.locator('h2').first().innerText()).toBe('Breaks, most extra cost first');
-    await page.screenshot({ path: join(SHOTS, 'breaks-by-cost.png'), fullPage: true });
+    await shoot(page, 'breaks-by-cost');
     expect(problems).toEqual([]);
     await page.close();
   });
 
   it("pages through a long session's breaks to the 25th row and beyond, and opens it", { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage(1280, 'light');
+    const { page, problems } = await openPage(browser, 1280, 'light');
     await page.goto(`${server.url}/breaks?sessionId=${LONG_SESSION}`);
     const first = await rowIds(page);
     expect(first).toHaveLength(20);
@@ -154,7 +130,7 @@ describe('breaks explorer', () => {
     // Newest first: the second page holds the session's earliest breaks, down to its first (turn 01).
     expect(second.at(-1)).toBe('long-01');
     expect(await page.locator('a[rel=next]').count()).toBe(0);
-    await page.screenshot({ path: join(SHOTS, 'breaks-page-2.png'), fullPage: true });
+    await shoot(page, 'breaks-page-2');
     await page.locator('a[rel=prev]').click();
     await page.waitForURL((url) => !url.searchParams.has('cursor'));
     expect(await rowIds(page)).toEqual(first);
@@ -171,7 +147,7 @@ describe('breaks explorer', () => {
   });
 
   it("leads from the overview's cost table, most costly reason first, to that reason's breaks", { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage(1280, 'light');
+    const { page, problems } = await openPage(browser, 1280, 'light');
     await page.goto(`${server.url}/`);
     const costs = (await page.locator('#reasons tbody tr td:last-child').allInnerTexts()).map((t) => (t.startsWith('$') ? Number(t.slice(1).split(' ')[0]) : null));
     const priced = costs.filter((c) => c !== null) as number[];
@@ -188,4 +164,52 @@ describe('breaks explorer', () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const width of [1280, 700]) {
+      it(`lists the causes, one row for the same cause in every break, and opens a cause's breaks (${scheme}, ${width} px)`, { timeout: 60_000 }, async () => {
+        const long = await getJson<{ breaks: { fingerprint: string }[] }>(server.url, `/v1/breaks?sessionId=${LONG_SESSION}&limit=100`);
+        const fingerprints = new Set(long.breaks.map((b) => b.fingerprint));
+        // Every edit of the long session changes the same system block: one cause.
+        expect(fingerprints.size).toBe(1);
+        const [fingerprint] = [...fingerprints];
+        const { page, problems } = await openPage(browser, width, scheme);
+        await page.goto(`${server.url}/`);
+        await page.locator('nav a', { hasText: 'Causes' }).click();
+        await page.waitForURL(/\/causes$/);
+        expect(await page.locator('nav a[aria-current="page"]').innerText()).toBe('Causes');
+        const row = page.locator(`#causes tr[data-fingerprint="${fingerprint}"]`);
+        const breaks = Number((await row.locator('td[data-label="breaks"]').innerText()).replace(/,/g, ''));
+        expect(breaks).toBeGreaterThanOrEqual(LONG_BREAKS);
+        expect(await row.locator('td[data-label="changed part"]').innerText()).toBe('system blocks 1');
+        expect(await page.locator('#causes tbody tr').count()).toBeGreaterThan(1);
+        expect(await noSidewaysScroll(page)).toBe(true);
+        expect(await brokenNames(page, '#causes')).toEqual([]);
+        await shoot(page, `causes-${scheme}-${width}`);
+
+        // The cause's breaks, every one of them and nothing else, over two pages.
+        await row.locator('td:first-child a').click();
+        await page.waitForURL(new RegExp(`/breaks\\?fingerprint=${fingerprint}$`));
+        expect(await page.getByLabel('fingerprint').inputValue()).toBe(fingerprint);
+        const first = await rowIds(page);
+        expect(first).toHaveLength(20);
+        await page.locator('a[rel=next]').click();
+        await page.waitForURL(/cursor=/);
+        const rest = await rowIds(page);
+        const opened = [...first, ...rest];
+        expect(opened).toHaveLength(breaks);
+        expect(new Set(await page.locator('#breaks .reason').allInnerTexts())).toEqual(new Set(['system_changed']));
+        // The UI's default range, the last 24 hours (the workload's old session lies before it).
+        const listed = await getJson<{ breaks: { requestId: string }[] }>(server.url, `/v1/breaks?fingerprint=${fingerprint}&from=${Date.now() - 86_400_000}&limit=1000`);
+        expect(new Set(opened)).toEqual(new Set(listed.breaks.map((b) => b.requestId)));
+        expect(problems).toEqual([]);
+
+        const response = await page.goto(`${server.url}/breaks?fingerprint=system_changed`);
+        expect(response?.status()).toBe(400);
+        expect(await page.locator('#error-message').innerText()).toContain('fingerprint: expected 16 lowercase hex digits');
+        expect(await page.locator('#error-hint').innerText()).toContain('Causes page');
+        await page.close();
+      });
+    }
+  }
 });

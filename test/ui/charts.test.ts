@@ -4,15 +4,13 @@
 // marked apart from the breaks, on a session's chart and the overview's: a
 // dashed line in the muted colour beside the red one. The break page folds long runs of unchanged tools.
 // Screenshots go to test-results/ui/.
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { tools, toWire, turn, usage } from '../core/scenario.js';
-import { postEvents, startServer, type ServerProcess } from '../e2e/server.js';
+import type { ServerProcess } from '../e2e/server.js';
+import { browserAndServer, openPage, shoot } from './browser.js';
 
-const SHOTS = join(process.cwd(), 'test-results', 'ui');
 const SESSION = 'sess_compacted';
 /** Ten tools; the last turn changes the sixth's schema. */
 const TOOL_NAMES = ['read_file', 'write_file', 'edit', 'glob', 'grep', 'web_fetch', 'shell', 'todo', 'task', 'notebook'];
@@ -47,14 +45,7 @@ let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  [browser, server] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] }),
-    startServer({ lifetime: 'file' }),
-  ]);
-  const events = compactedSession(Date.now());
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer(compactedSession(Date.now())));
 }, 60_000);
 afterAll(() => browser?.close());
 
@@ -100,9 +91,7 @@ const rgb = (hex: string) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 
 describe('charts', () => {
   for (const colorScheme of ['light', 'dark'] as const) {
     it(`draw axes in the page's colours, counts in whole numbers, and an expected miss apart from a break (${colorScheme})`, async () => {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, colorScheme });
-      const problems: string[] = [];
-      page.on('pageerror', (e) => problems.push(e.message));
+      const { page, problems } = await openPage(browser, 1280, colorScheme);
       await page.goto(`${server.url}/sessions/${SESSION}`);
       // Turn 3 is the compaction, turn 5 the break.
       const chart = await drawn(page, 'stream-0', [3, 5]);
@@ -119,7 +108,7 @@ describe('charts', () => {
       expect(compaction!.filter((c) => c === rgb(colours.muted)).length).toBeGreaterThan(0);
       expect(compaction).not.toContain(rgb(colours.bad));
       expect(await page.locator('main').innerText()).toContain('dashed lines mark expected misses');
-      await page.screenshot({ path: join(SHOTS, `session-chart-${colorScheme}.png`), fullPage: true });
+      await shoot(page, `session-chart-${colorScheme}`);
 
       // The overview's breaks by reason: one break, so the count axis must not tick at 0.5; the compaction's bucket dashed.
       await page.goto(`${server.url}/`);
@@ -139,7 +128,7 @@ describe('charts', () => {
   }
 
   it('the break page folds runs of unchanged tools, each side, and opens them on a click', async () => {
-    const page = await browser.newPage({ viewport: { width: 700, height: 900 } });
+    const { page } = await openPage(browser, 700);
     await page.goto(`${server.url}/breaks/c5`);
     for (const side of [0, 1]) {
       const list = page.locator('#tools .side').nth(side);
@@ -151,7 +140,7 @@ describe('charts', () => {
     await page.locator('#tools .side').nth(1).locator('li.fold summary').first().click();
     expect(await page.locator('#tools .side').nth(1).locator('li[data-tool="read_file"]').isVisible()).toBe(true);
     expect(await page.locator('#tools .side').nth(0).locator('li[data-tool="read_file"]').isVisible()).toBe(false);
-    await page.screenshot({ path: join(SHOTS, 'break-folded-700.png'), fullPage: true });
+    await shoot(page, 'break-folded-700');
     await page.close();
   });
 });

@@ -1,12 +1,11 @@
 // docs/ui.png is the overview of `cachebreak demo`'s day: this takes the same
 // shot into test-results/ui/ (and into docs/ with UPDATE_UI_SHOT=1, which is
 // `npm run ui-shot`), and checks the page showed the demo's breaks.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SHOTS } from './browser.js';
 import { demoShot } from './demo-shot.js';
-
-const SHOTS = join(process.cwd(), 'test-results', 'ui');
 
 /** Width and height from a PNG's IHDR chunk. */
 function pngSize(path: string): { width: number; height: number } {
@@ -17,7 +16,6 @@ function pngSize(path: string): { width: number; height: number } {
 
 describe('the README picture', () => {
   it('is the overview of cachebreak demo, at 1280 px, with the demo\'s break reasons', { timeout: 120_000 }, async () => {
-    mkdirSync(SHOTS, { recursive: true });
     const path = process.env.UPDATE_UI_SHOT === '1' ? join(process.cwd(), 'docs', 'ui.png') : join(SHOTS, 'demo-overview.png');
     const { reasons } = await demoShot(path);
     // The demo has every kind of break: the cost table lists several reasons.

@@ -2,10 +2,10 @@
 // docs/ui.png is (`npm run ui-shot` takes it again), so the picture in the
 // README is the product's own data, never a test's fixtures.
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { cli } from '../cli/run.js';
 import { tempDir } from '../helpers.js';
 import { startServer } from '../e2e/server.js';
+import { launchBrowser } from './browser.js';
 
 /** Writes `cachebreak demo` into a fresh SQLite file, serves it, and screenshots the overview at 1280 px to `path`. What the page showed is returned. */
 export async function demoShot(path: string): Promise<{ reasons: string[] }> {
@@ -14,7 +14,7 @@ export async function demoShot(path: string): Promise<{ reasons: string[] }> {
   const demo = await cli(['demo', '--db', db], { now: Date.now() });
   if (demo.code !== 0) throw new Error(`cachebreak demo exited ${demo.code}: ${demo.stderr}`);
   const [browser, server] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] }),
+    launchBrowser(),
     startServer({ db, lifetime: 'file' }),
   ]);
   try {

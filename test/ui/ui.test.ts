@@ -4,53 +4,28 @@
 // changes the data, a break's diff marks exactly the tools its record names,
 // nothing scrolls sideways at 700 px, and keys guard the UI as every read
 // route. Screenshots go to test-results/ui/ (docs/ui.png is demo-shot.test.ts's).
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { tempDir } from '../helpers.js';
-import { getJson, postEvents, startServer, type ServerProcess } from '../e2e/server.js';
+import { getJson, startServer, type ServerProcess } from '../e2e/server.js';
+import { browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { ADDED_TOOL, CHANGED_TOOL, MARKUP_SESSION, MOVED_TOOLS, OLD_SESSION, TOOLS_SESSION, UNCHANGED_TOOL, uiWorkload } from './workload.js';
-
-const SHOTS = join(process.cwd(), 'test-results', 'ui');
 
 let browser: Browser;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  [browser, server] = await Promise.all([
-    chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-background-networking'] }),
-    startServer({ lifetime: 'file' }),
-  ]);
-  const events = uiWorkload(Date.now());
-  const reply = await postEvents(server.url, { events });
-  expect(reply.body).toMatchObject({ accepted: events.length, rejected: [] });
+  ({ browser, server } = await browserAndServer(uiWorkload(Date.now())));
 }, 60_000);
 afterAll(() => browser?.close());
 
-/** A page that fails the test on any console error, page error or dialog (an escaped id never opens one). */
-async function openPage(width = 1280): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  const problems: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('dialog', (d) => {
-    problems.push(`dialog: ${d.message()}`);
-    void d.dismiss();
-  });
-  return { page, problems };
-}
-
 const cell = (page: Page, label: string) => page.locator('.number', { hasText: label }).locator('.value');
-/** Neither the page nor any table in it scrolls sideways. */
-const noSidewaysScroll = (page: Page) =>
-  page.evaluate<boolean>("[document.documentElement, ...document.querySelectorAll('.scroll')].every((e) => e.scrollWidth <= e.clientWidth)");
 
 describe('web UI', () => {
   it('walks overview → sessions → session → break, every view drawn without errors', { timeout: 90_000 }, async () => {
-    const { page, problems } = await openPage();
+    const { page, problems } = await openPage(browser);
     await page.goto(`${server.url}/`);
     expect(await page.locator('.range').innerText()).toContain('Range: last 24 hours (the default)');
     // uPlot drew both charts: the rate line and the bars by reason.
@@ -63,14 +38,14 @@ describe('web UI', () => {
     expect(await cell(page, 'estimated extra cost').innerText()).toMatch(/^\$0\.\d{4}\n\+ 2 unpriced$/);
     expect(await page.locator('#reasons tr', { hasText: 'system_changed' }).innerText()).toContain('unknown (2 unpriced)');
     expect(await page.locator('.waiting').innerText()).toContain('1 usage record waits');
-    await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+    await shoot(page, 'overview');
 
     await page.getByRole('link', { name: 'Sessions' }).click();
     await page.waitForURL(/\/sessions$/);
     expect(await page.locator('#sessions').innerText()).toContain(TOOLS_SESSION);
     // The markup session id shows as text; opening the list ran none of it (no dialog below).
     expect(await page.locator('#sessions code', { hasText: MARKUP_SESSION }).count()).toBe(1);
-    await page.screenshot({ path: join(SHOTS, 'sessions.png'), fullPage: true });
+    await shoot(page, 'sessions');
 
     await page.locator('#sessions a', { hasText: TOOLS_SESSION }).click();
     await page.waitForURL(new RegExp(`/sessions/${TOOLS_SESSION}$`));
@@ -80,11 +55,11 @@ describe('web UI', () => {
     expect(await page.locator('#stream-0 .u-legend .u-series').allInnerTexts()).toEqual(
       expect.arrayContaining([expect.stringContaining('cache read'), expect.stringContaining('cache write'), expect.stringContaining('uncached')]),
     );
-    await page.screenshot({ path: join(SHOTS, 'session.png'), fullPage: true });
+    await shoot(page, 'session');
 
     await page.locator('.stream').first().locator('table.breaks a').click();
     await page.waitForURL(/\/breaks\/t3$/);
-    await page.screenshot({ path: join(SHOTS, 'break.png'), fullPage: true });
+    await shoot(page, 'break');
 
     // The markup session's page too.
     await page.goto(`${server.url}/sessions/${encodeURIComponent(MARKUP_SESSION)}`);
@@ -94,7 +69,7 @@ describe('web UI', () => {
   });
 
   it("marks exactly what the break record names: tools added, moved and changed on each side, a system block, a parameter; the rest plain", { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage();
+    const { page, problems } = await openPage(browser);
     await page.goto(`${server.url}/breaks/t3`);
     const marked = async (side: number, kind: string) =>
       page.locator('#tools .side').nth(side).locator(`li.${kind}`).evaluateAll((items) => items.map((li) => li.getAttribute('data-tool')));
@@ -128,7 +103,7 @@ describe('web UI', () => {
   });
 
   it('changes every view with the range picker, the range carried by links and kept in the URL', { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage();
+    const { page, problems } = await openPage(browser);
     await page.goto(`${server.url}/`);
     const dayTurns = Number((await cell(page, 'turns').innerText()).replace(/,/g, ''));
     await page.locator('.range a', { hasText: '7d' }).click();
@@ -150,7 +125,7 @@ describe('web UI', () => {
     await page.getByLabel('search sessions').press('Enter');
     await page.waitForURL(/q=subagent/);
     expect(await page.locator('#sessions tbody tr').count()).toBe(1);
-    await page.screenshot({ path: join(SHOTS, 'sessions-search.png'), fullPage: true });
+    await shoot(page, 'sessions-search');
 
     // The default range leaves the old session out, and says so.
     await page.goto(`${server.url}/sessions`);
@@ -175,7 +150,7 @@ describe('web UI', () => {
   });
 
   it('shows the insights with each break one click away', { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage();
+    const { page, problems } = await openPage(browser);
     await page.goto(`${server.url}/`);
     await page.locator('nav a', { hasText: 'Insights' }).click();
     await page.waitForURL(/\/insights/);
@@ -185,17 +160,17 @@ describe('web UI', () => {
     await part.locator('a').click();
     await page.waitForURL(/\/breaks\//);
     expect(await page.locator('h2').first().innerText()).toMatch(/break/i);
-    await page.screenshot({ path: join(SHOTS, 'insights.png'), fullPage: true });
+    await shoot(page, 'insights');
     expect(problems).toEqual([]);
     await page.close();
   });
 
   it('does not scroll sideways at 700 px on any view', { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage(700);
+    const { page, problems } = await openPage(browser, 700);
     for (const [name, path] of [['overview', '/?range=7d'], ['overview-all', '/?range=all'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3'], ['insights', '/insights?range=7d']] as const) {
       await page.goto(`${server.url}${path}`);
       expect(await noSidewaysScroll(page), name).toBe(true);
-      await page.screenshot({ path: join(SHOTS, `${name}-700.png`), fullPage: true });
+      await shoot(page, `${name}-700`);
     }
     expect(problems).toEqual([]);
     await page.close();

@@ -15,9 +15,16 @@
 //   1. the stream with its first system block and its first message;
 //   2. the stream whose conversation it extends (same first message, more
 //      messages, every earlier one kept; the longest such) on the same model
-//      family: its system prompt changed;
+//      family with the same tools, or tools only added or only removed: its
+//      system prompt changed. A side call that forks the conversation under
+//      a system prompt and tools of its own (Qwen Code's memory extraction,
+//      after every turn) is not the conversation going on;
 //   3. the stream with its first system block: its conversation was rewritten
 //      or started anew;
+//   4. the stream with the same tool names on the same model family that the
+//      request, carrying earlier turns, has more messages than: a conversation
+//      resumed with its system prompt edited and its first message rebuilt
+//      (Qwen Code's --resume rebuilds it);
 // else it starts a stream, named after its first system block. Lineage is
 // kept in memory, bounded; after a restart a continuing conversation whose
 // system prompt was edited before starts a new stream.
@@ -48,6 +55,8 @@ interface Seen {
   system: string | undefined;
   first: string | undefined;
   family: string | undefined;
+  /** The request's tool names, sorted, one a line. */
+  tools: string;
   messages: number;
   /** Hash of every message hash but the last: what a continuation keeps. */
   kept: string;
@@ -66,6 +75,16 @@ function idFrom(value: string | string[] | undefined, maxLength: number): string
 const longest = (streams: readonly Seen[]): Seen | undefined => streams.reduce<Seen | undefined>((best, s) => (best === undefined || s.messages > best.messages ? s : best), undefined);
 
 const keptOf = (messages: readonly string[], count: number) => hashString(messages.slice(0, count).join(','));
+
+const toolNames = (snapshot: SnapshotContent) => [...new Set((snapshot.tools ?? []).map((tool) => tool.name))].sort().join('\n');
+
+/** The same tools, or tools only added or only removed (none left is no longer the same harness's tools). */
+function sameTools(a: string, b: string): boolean {
+  if (a === b) return true;
+  if (a === '' || b === '') return false;
+  const [fewer, more] = a.length < b.length ? [a.split('\n'), new Set(b.split('\n'))] : [b.split('\n'), new Set(a.split('\n'))];
+  return fewer.every((name) => more.has(name));
+}
 
 export class StreamLineage {
   /** Per project and session, its streams, the most recently continued first. */
@@ -94,16 +113,18 @@ export class StreamLineage {
       system: snapshot.systemBlockHashes?.[0],
       first: messages[0],
       family: snapshot.model === undefined ? undefined : modelFamily(snapshot.model),
+      tools: toolNames(snapshot),
       messages: messages.length,
     };
     const continues = (s: Seen) =>
-      request.first !== undefined && s.first === request.first && s.family === request.family && request.messages > s.messages && keptOf(messages, s.messages - 1) === s.kept;
+      request.first !== undefined && s.first === request.first && s.family === request.family && sameTools(s.tools, request.tools) && request.messages > s.messages && keptOf(messages, s.messages - 1) === s.kept;
     const previous = chain.previous === undefined ? undefined : hashString(chain.previous);
     const found =
       (previous === undefined ? undefined : streams.find((s) => s.response === previous)) ??
       streams.find((s) => s.system === request.system && s.first === request.first) ??
       longest(streams.filter(continues)) ??
-      streams.find((s) => s.system === request.system);
+      streams.find((s) => s.system === request.system) ??
+      streams.find((s) => request.messages > 1 && request.messages > s.messages && s.family === request.family && s.tools !== '' && s.tools === request.tools);
     const seen: Seen = {
       agentId: found?.agentId ?? this.newAgent(streams, request.system),
       ...request,

@@ -1,5 +1,6 @@
 // GET /v1/breaks: cachebreak's break records, each with the harness's own
-// report of the same request beside it (`harness`, null when none joined);
+// report of the same request beside it (`harness`, null when none joined),
+// of chosen causes with `fingerprint`;
 // GET /v1/breaks/agreement: how often the harness and the provider agree;
 // GET /v1/breaks/fingerprints: the breaks grouped by cause;
 // GET /v1/breaks/:requestId: one break beside the two prefixes it compares.
@@ -7,12 +8,12 @@ import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { harnessAgrees, harnessVerdicts } from '../../core/verdicts.js';
 import type { BreakRecord } from '../../core/types.js';
-import { fingerprintsOf } from '../../store/fingerprints.js';
+import { breaksOfCauses, fingerprintsOf } from '../../store/fingerprints.js';
 import { agreementOf, harnessReportsOf } from '../../store/harness-breaks.js';
 import type { Prefix } from '../../core/types.js';
 import { CachebreakError } from '../../errors.js';
 import type { ExternalBreak } from '../../store/store.js';
-import { filtersOf, pageOf, rangeOf } from './query.js';
+import { filtersOf, listParam, pageOf, rangeOf } from './query.js';
 import { wireBreak, wireFingerprint } from './wire.js';
 
 /** The harness's report beside a break: its text verbatim, the verdicts it names, and whether one is cachebreak's. */
@@ -48,7 +49,9 @@ export function wirePrefix(prefix: Prefix | null) {
 
 export function registerBreaks(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/v1/breaks', async (c) => {
-    const page = await deps.store.breaks(c.var.project, rangeOf(c), filtersOf(c), pageOf(c));
+    const fingerprints = listParam(c, 'fingerprint');
+    const [range, filters, query] = [rangeOf(c), filtersOf(c), pageOf(c)];
+    const page = fingerprints ? await breaksOfCauses(deps.store, c.var.project, range, filters, fingerprints, query) : await deps.store.breaks(c.var.project, range, filters, query);
     const reports = await harnessReportsOf(deps.store, c.var.project, page.items);
     return c.json({
       breaks: page.items.map((b) => ({ ...wireBreak(b), harness: harnessOf(b, reports.get(b.requestId)) })),

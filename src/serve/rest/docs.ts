@@ -50,7 +50,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     path: '/v1/breaks',
     summary:
       "Break records (docs/how-it-decides.md#the-break-record), newest first, each with `harness`: the harness's own report of the same request (joined by session, time and cache figures; a debug log named after its process joins by time and cache figures alone) as {harness, reason (verbatim), verdicts, agrees, ts, sessionId, source, callNumber, file, line}, or null",
-    params: { ...RANGE, ...FILTERS, ...PAGE },
+    params: { ...RANGE, ...FILTERS, fingerprint: 'only breaks of these causes (fingerprints from GET /v1/breaks/fingerprints); read from the first 50,000 breaks of the range', ...PAGE },
   },
   {
     method: 'GET',

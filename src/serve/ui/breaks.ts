@@ -1,13 +1,15 @@
 // GET /breaks: every break in the range, filtered by reason, cause, model,
-// agent, changed tool, session and provider, newest first or by extra cost,
-// a page at a time; each row links to its break page.
+// agent, changed tool, session, provider and the fingerprint of the cause,
+// newest first or by extra cost, a page at a time; each row links to its
+// break page.
 import type { Context, Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { BREAK_CAUSES, BREAK_REASONS, type BreakRecord } from '../../core/types.js';
 import { CachebreakError } from '../../errors.js';
+import { breaksOfCauses } from '../../store/fingerprints.js';
 import type { BreakFilters, BreakOrder } from '../../store/store.js';
 import { listParam } from '../rest/query.js';
-import { cost, count, html, Html, utc } from './html.js';
+import { cost, count, html, Html, unbroken as name, utc } from './html.js';
 import { layout } from './layout.js';
 import { linkTo, uiRangeOf, type UiRange } from './range.js';
 
@@ -25,7 +27,7 @@ const FILTERS: Record<keyof BreakFilters, { label: string; values?: readonly str
   provider: { label: 'provider' },
 };
 const RANGE_PARAMS = ['range', 'from', 'to'];
-const KNOWN = new Set([...Object.keys(FILTERS), ...RANGE_PARAMS, 'order', 'cursor', 'back']);
+const KNOWN = new Set([...Object.keys(FILTERS), 'fingerprint', ...RANGE_PARAMS, 'order', 'cursor', 'back']);
 
 function bad(name: string, problem: string, hint: string): CachebreakError {
   return new CachebreakError('bad_request', `${name}: ${problem}`, hint);
@@ -49,7 +51,7 @@ function filtersOf(c: Context): BreakFilters {
 /** The filters as query parameters, several values comma-separated. */
 const paramsOf = (filters: BreakFilters): Record<string, string> => Object.fromEntries(Object.entries(filters).map(([name, values]) => [name, (values as string[]).join(',')]));
 
-function filterForm(filters: BreakFilters, order: BreakOrder, range: UiRange): Html {
+function filterForm(filters: BreakFilters, fingerprints: string[], order: BreakOrder, range: UiRange): Html {
   const hidden = Object.entries(Object.fromEntries(new URLSearchParams(range.query))).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
   const fields = (Object.entries(FILTERS) as [keyof BreakFilters, (typeof FILTERS)[keyof BreakFilters]][]).map(([name, { label, values }]) => {
     const current = (filters[name] ?? []).join(',');
@@ -60,14 +62,13 @@ function filterForm(filters: BreakFilters, order: BreakOrder, range: UiRange): H
       : html`<input name="${name}" aria-label="${label}" value="${current}" placeholder="any">`;
     return html`<label>${label} ${input}</label>`;
   });
+  fields.push(html`<label>fingerprint <input name="fingerprint" aria-label="fingerprint" value="${fingerprints.join(',')}" placeholder="any" size="17"></label>`);
   const sort = html`<label>sort <select name="order" aria-label="sort">${(Object.entries(ORDERS) as [BreakOrder, string][]).map(
     ([key, label]) => html`<option value="${key}"${key === order ? html` selected` : ''}>${label} first</option>`,
   )}</select></label>`;
   return html`<form class="filters" method="get" action="/breaks">${hidden}${fields}${sort}<button>Apply</button> <a href="${linkTo('/breaks', range)}">clear</a></form>`;
 }
 
-/** A name (model, agent, tool, reason; a date) that wraps only between names, never inside one. */
-const name = (text: string) => html`<span class="nm">${text}</span>`;
 
 function rows(breaks: BreakRecord[], range: UiRange): Html {
   return html`<div class="scroll"><table id="breaks" class="cards"><thead><tr><th>time</th><th>session · agent</th><th>model</th><th>reason · cause</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
@@ -80,20 +81,25 @@ export function registerBreakList(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/breaks', async (c) => {
     const range = uiRangeOf(c, deps.now());
     const filters = filtersOf(c);
+    const fingerprints = listParam(c, 'fingerprint') ?? [];
     const order = (c.req.query('order') ?? 'recent') as BreakOrder;
     if (!Object.hasOwn(ORDERS, order)) throw bad('order', `expected one of ${Object.keys(ORDERS).join(', ')}, got "${order.slice(0, 40)}"`, 'e.g. order=extra_cost');
     const cursor = c.req.query('cursor') || undefined;
     // The cursors of the pages before this one, '' for the first: what "previous" goes back to.
     const back = cursor === undefined ? [] : (c.req.query('back') ?? '').split('.');
-    const page = await deps.store.breaks(c.var.project, { from: range.from, to: range.to }, filters, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }, order);
-    const keep = { ...paramsOf(filters), ...(order === 'recent' ? {} : { order }) };
+    const [within, query] = [{ from: range.from, to: range.to }, { limit: PAGE_SIZE, ...(cursor ? { cursor } : {}) }];
+    const page =
+      fingerprints.length > 0
+        ? await breaksOfCauses(deps.store, c.var.project, within, filters, fingerprints, query, order)
+        : await deps.store.breaks(c.var.project, within, filters, query, order);
+    const keep = { ...paramsOf(filters), ...(fingerprints.length > 0 ? { fingerprint: fingerprints.join(',') } : {}), ...(order === 'recent' ? {} : { order }) };
     const first = back.length * PAGE_SIZE + 1;
     const previous =
       cursor === undefined ? '' : html`<a rel="prev" href="${linkTo('/breaks', range, { ...keep, ...(back.length > 1 ? { cursor: back.at(-1)!, back: back.slice(0, -1).join('.') } : {}) })}">← previous</a>`;
     const next = page.nextCursor === null ? '' : html`<a rel="next" href="${linkTo('/breaks', range, { ...keep, cursor: page.nextCursor, back: [...back, cursor ?? ''].join('.') })}">next →</a>`;
     const pager = html`<nav class="pager" aria-label="pages">${previous}<span class="muted">${page.items.length === 0 ? 'no breaks' : `breaks ${count(first)}–${count(first + page.items.length - 1)}`}</span>${next}</nav>`;
     const body = html`<h2>Breaks, ${ORDERS[order]} first</h2>
-${filterForm(filters, order, range)}
+${filterForm(filters, fingerprints, order, range)}
 ${page.items.length === 0 ? html`<p class="muted" id="no-breaks">No breaks match in the ${range.label}.</p>` : rows(page.items, range)}
 ${pager}`;
     const view = layout({ title: 'Breaks', path: '/breaks', section: 'breaks', range, project: c.var.project, body, keep });

@@ -36,6 +36,8 @@ export function cost(amount: number | null, unpriced = 0): string {
   if (amount === null) return unpriced > 0 ? `unknown (${count(unpriced)} unpriced)` : 'unknown price';
   return unpriced > 0 ? `${usd(amount)} + ${count(unpriced)} unpriced` : usd(amount);
 }
+/** A name (model, agent, tool, reason; a date) that wraps only between names, never inside one. */
+export const unbroken = (text: string) => html`<span class="nm">${text}</span>`;
 export const utc = (ms: number) => `${(storedIso(ms) ?? '(no time)').slice(0, 19).replace('T', ' ')} UTC`;
 
 /** Data for a page's script, in a <script type="application/json">: no "<" can end the element early. */

@@ -24,12 +24,22 @@ export interface Chart {
   expected?: number[];
 }
 
+/** The views the navigation leads to, in its order: section, path, label. */
+export const SECTIONS = [
+  ['overview', '/', 'Overview'],
+  ['sessions', '/sessions', 'Sessions'],
+  ['breaks', '/breaks', 'Breaks'],
+  ['causes', '/causes', 'Causes'],
+  ['insights', '/insights', 'Insights'],
+  ['alerts', '/alerts', 'Alerts'],
+] as const;
+
 export interface View {
   title: string;
   /** The path the range picker links to (the view itself). */
   path: string;
   /** Which item of the navigation is current. */
-  section: 'overview' | 'sessions' | 'breaks' | 'insights' | 'alerts';
+  section: (typeof SECTIONS)[number][0];
   range: UiRange;
   project: string;
   body: Html;
@@ -53,13 +63,14 @@ function rangePicker(view: View): Html {
 }
 
 export function layout(view: View): Html {
-  const nav = (section: View['section'], path: string, label: string) =>
-    html`<a href="${linkTo(path, view.range)}"${view.section === section ? html` aria-current="page"` : ''}>${label}</a>`;
+  const nav = SECTIONS.map(
+    ([section, path, label]) => html`<a href="${linkTo(path, view.range)}"${view.section === section ? html` aria-current="page"` : ''}>${label}</a>`,
+  );
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><title>${view.title} · cachebreak</title><link rel="stylesheet" href="/ui/uplot.css"><style>${new Html(STYLE)}</style></head>
 <body>
-<header><h1>cachebreak</h1><nav>${nav('overview', '/', 'Overview')}${nav('sessions', '/sessions', 'Sessions')}${nav('breaks', '/breaks', 'Breaks')}${nav('insights', '/insights', 'Insights')}${nav('alerts', '/alerts', 'Alerts')}</nav><span class="muted">project <strong>${view.project}</strong></span></header>
+<header><h1>cachebreak</h1><nav>${nav}</nav><span class="muted">project <strong>${view.project}</strong></span></header>
 ${rangePicker(view)}
 <main>${view.body}</main>
 <footer>Every view shows ${view.range.preset === 'all' ? 'all time' : `the ${view.range.label}`}${view.range.preset === null ? '' : ` (choose above; the default is the ${PRESETS[DEFAULT_PRESET]!.label}, as GET /v1/stats)`} · API: <a href="/v1">/v1</a> · Prometheus: <a href="/metrics">/metrics</a> · Grafana dashboards: <code>dashboards/</code></footer>

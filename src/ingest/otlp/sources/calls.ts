@@ -5,13 +5,20 @@
 // the request record is written as the call starts, when the response
 // record's duration says it started: within a stream, calls follow one
 // another, so each response pairs with the request of its stream that
-// started closest to it. A call's prefix can come in parts from several
-// records (messages from the request record, system and tools from a span);
-// each part completes the call's snapshot, emitted whole again, which the
-// store keeps over the less complete one.
+// started closest to it; both come from the harness's one log exporter, and
+// the node that receives them pairs them in its memory.
+//
+// The rest of a call's prefix (system and tools) comes from a span, from the
+// harness's trace exporter, which may reach another node: the call (its
+// place and message hashes, from the logs) and the span's prefix are the two
+// halves of a join on the span's ids (Gemini CLI) or the response id (Qwen
+// Code), paired through the store like Claude Code's bodies (halves.ts). The
+// logs' snapshot is emitted at once, and the join's, whole, when the span's
+// half is there: the store keeps the more complete one (core/join.ts).
 import type { CacheEvent } from '../../../core/types.js';
-import type { KnownCall, MappingContext, Pending, RequestHalf, SnapshotParts, Timed } from './context.js';
+import type { CallPart, KnownCall, MappingContext, Pending, RequestHalf, Timed } from './context.js';
 import { snapshotEvent } from './events.js';
+import type { Half } from './halves.js';
 import { combine, type Prefix } from './prefix.js';
 
 /** How far apart a call's request record and its response's start can be (the time to serialise the request). */
@@ -45,58 +52,92 @@ function wait<T>(table: Pending<Timed<T>[]>, key: string, half: Timed<T>): void 
   table.set(key, [...waiting, half].slice(-MAX_WAITING));
 }
 
-/**
- * Adds a part to a call's prefix; once the call's place is known (from its
- * usage record, the one record that always places it the same way), emits
- * its snapshot with every part so far.
- */
-export function addParts(context: MappingContext, requestId: string, place: SnapshotParts['place'], part: Prefix): CacheEvent[] {
-  const known = context.snapshotParts.peek(requestId);
-  const parts: SnapshotParts = { place: place ?? known?.place, prefix: known === undefined ? part : combine(known.prefix, part) };
-  context.snapshotParts.set(requestId, parts);
-  if (parts.place === undefined || Object.keys(parts.prefix).length === 0) return [];
-  const { model, ...where } = parts.place;
-  return [snapshotEvent(where, { ...parts.prefix, model })];
+/** What the records of a harness bring: events now, halves that wait for a span. */
+export interface Joined {
+  events: CacheEvent[];
+  halves: Half[];
 }
 
-function placeOf(call: KnownCall): SnapshotParts['place'] {
+/** Names the span join of a call: the span's ids (from its request record) or the call's request id; undefined when there is none. */
+export type SpanJoin = (call: KnownCall, request: RequestHalf | undefined) => string | undefined;
+
+/** The key both halves of a span join share: never a Claude Code key (a pair of ids). */
+export function spanJoinKey(harness: string, id: string): string {
+  return JSON.stringify(['span', harness, id]);
+}
+
+function emit(call: CallPart, prefix: Prefix): CacheEvent[] {
+  const { model, ...where } = call.place;
+  return Object.keys(prefix).length === 0 ? [] : [snapshotEvent(where, { ...prefix, model })];
+}
+
+/** The logs' half of a span join: the call's place and message hashes. */
+function callHalf(context: MappingContext, key: string, call: CallPart): Half {
+  return {
+    key,
+    kind: 'span_calls',
+    value: call,
+    join: (fromSpan) => emit(call, combine(fromSpan as Prefix, call.prefix)),
+    pairInMemory() {
+      const fromSpan = context.spanPrefixes.take(key);
+      if (fromSpan !== undefined) return emit(call, combine(fromSpan, call.prefix));
+      context.spanCalls.set(key, call);
+      return [];
+    },
+  };
+}
+
+/** The span's half of a span join: the prefix parts it carries. */
+export function spanHalf(context: MappingContext, key: string, prefix: Prefix): Half {
+  return {
+    key,
+    kind: 'span_prefixes',
+    value: prefix,
+    join: (call) => emit(call as CallPart, combine(prefix, (call as CallPart).prefix)),
+    pairInMemory() {
+      const call = context.spanCalls.take(key);
+      if (call !== undefined) return emit(call, combine(prefix, call.prefix));
+      context.spanPrefixes.set(key, prefix);
+      return [];
+    },
+  };
+}
+
+function placeOf(call: KnownCall): CallPart['place'] | undefined {
   if (call.model === undefined) return undefined;
   const { requestId, sessionId, agentId, provider, model, startMs } = call;
   return { requestId, sessionId, agentId, provider, model, ts: startMs };
 }
 
-/** A call and its request record: the messages, and the prefix of the span the request was made in. */
-function paired(context: MappingContext, call: KnownCall, half: RequestHalf): CacheEvent[] {
-  let part: Prefix = half.messageHashes === undefined ? {} : { messageHashes: half.messageHashes };
-  if (half.spanKey !== undefined) {
-    const fromSpan = context.spanPrefixes.take(half.spanKey);
-    if (fromSpan === undefined) context.spanCalls.set(half.spanKey, call.requestId);
-    else part = combine(fromSpan, part);
-  }
-  return addParts(context, call.requestId, placeOf(call), part);
+/** A call and what its logs know of its prefix (the request record's messages, when paired): their snapshot now, and the half that waits for its span. */
+function known(context: MappingContext, call: KnownCall, request: RequestHalf | undefined, spanJoin: SpanJoin): Joined {
+  const place = placeOf(call);
+  if (place === undefined) return { events: [], halves: [] };
+  const part: CallPart = { place, prefix: request?.messageHashes === undefined ? {} : { messageHashes: request.messageHashes } };
+  const key = spanJoin(call, request);
+  return { events: emit(part, part.prefix), halves: key === undefined ? [] : [callHalf(context, key, part)] };
 }
 
 /** A request record, at its stream `key`, made at `at`. */
-export function requestRecord(context: MappingContext, key: string, at: number, half: RequestHalf): CacheEvent[] {
+export function requestRecord(context: MappingContext, key: string, at: number, half: RequestHalf, spanJoin: SpanJoin): Joined {
   const call = takeNearest(context.responseHalves, key, at);
-  if (call !== undefined) return paired(context, call, half);
+  if (call !== undefined) return known(context, call, half, spanJoin);
   wait(context.requestHalves, key, { at, id: half.id, value: half });
-  return [];
+  return { events: [], halves: [] };
 }
 
-/** A call known from its response record, at its stream `key`. */
-export function responseRecord(context: MappingContext, key: string, call: KnownCall): CacheEvent[] {
+/**
+ * A call known from its response record, at its stream `key`. Without its
+ * request record yet, it still joins its span when the join needs no more
+ * (Qwen Code's response id); the request record, when it comes, sends the
+ * call's half again with its messages, which replaces the one still waiting.
+ * (Had the span taken it already, the turn keeps the span's parts over the
+ * messages: a request record logged after its own response record's export
+ * is not something one log exporter does.)
+ */
+export function responseRecord(context: MappingContext, key: string, call: KnownCall, spanJoin: SpanJoin): Joined {
   const half = takeNearest(context.requestHalves, key, call.startMs);
-  if (half !== undefined) return paired(context, call, half);
+  if (half !== undefined) return known(context, call, half, spanJoin);
   wait(context.responseHalves, key, { at: call.startMs, id: call.requestId, value: call });
-  // Placed now: parts that came first (a span's) are emitted, and later ones will be.
-  return addParts(context, call.requestId, placeOf(call), {});
-}
-
-/** The prefix a span carries, for the call its request record was made in. */
-export function spanPrefix(context: MappingContext, spanKey: string, prefix: Prefix): CacheEvent[] {
-  const requestId = context.spanCalls.take(spanKey);
-  if (requestId !== undefined) return addParts(context, requestId, undefined, prefix);
-  context.spanPrefixes.set(spanKey, prefix);
-  return [];
+  return known(context, call, undefined, spanJoin);
 }

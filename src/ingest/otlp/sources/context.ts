@@ -1,6 +1,7 @@
 // State that outlives one OTLP request: the halves of a join that arrived
 // first, waiting for the other half, which may come in a later request (the
-// OTLP receiver keeps Claude Code's in the store instead: halves.ts). Every
+// OTLP receiver keeps those of joins that may complete at another process in
+// the store instead: halves.ts). Every
 // table is bounded in entries and age, and the tables of a context together in
 // bytes, so a half that never finds its partner (a failed request has no
 // response body), or many large ones, cannot make memory grow. A join is
@@ -181,9 +182,9 @@ export interface Timed<T> {
   value: T;
 }
 
-/** What is known of a call's prefix so far, from several records; emitted whole each time a part is added. */
-export interface SnapshotParts {
-  place?: (SnapshotPlace & { model: string }) | undefined;
+/** What a harness's log records know of a call (its place, its message hashes), waiting for the span that carries the rest of its prefix. */
+export interface CallPart {
+  place: SnapshotPlace & { model: string };
   prefix: Prefix;
 }
 
@@ -198,12 +199,10 @@ export interface MappingContext {
   readonly requestHalves: Pending<Timed<RequestHalf>[]>;
   /** `api_response` calls by stream, when they came before their `api_request`. */
   readonly responseHalves: Pending<Timed<KnownCall>[]>;
-  /** Gemini CLI `llm_call` span prefixes by trace + span id, until the call made in that span is known. */
+  /** Span prefixes (Gemini CLI `llm_call`, Qwen Code `llm_request`) by span join key, until the call is known (unless halvesInStore). */
   readonly spanPrefixes: Pending<Prefix>;
-  /** Request ids by trace + span id, when the call was known before its `llm_call` span. */
-  readonly spanCalls: Pending<string>;
-  /** Each call's prefix parts by request id, so that a part arriving later completes the snapshot. */
-  readonly snapshotParts: Pending<SnapshotParts>;
+  /** Calls known from log records by span join key, until their span comes (unless halvesInStore). */
+  readonly spanCalls: Pending<CallPart>;
   /**
    * The model of each session's latest main-stream call, to label a
    * compaction record that names none (Qwen Code, Gemini CLI). Not a join:
@@ -241,7 +240,6 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
     responseHalves: table('response_halves'),
     spanPrefixes: table('span_prefixes'),
     spanCalls: table('span_calls'),
-    snapshotParts: table('snapshot_parts'),
     sessionModels: table('session_models'),
     limits: options.limits ?? DEFAULT_LIMITS,
     get waitingBytes() {

@@ -11,7 +11,8 @@
 //   streamed response is logged where the stream is read).
 // The response pairs with the request record of its stream (session, role,
 // prompt_id) that started when it did (calls.ts), and through it with the
-// span: together they give the call's full snapshot — per-tool schema
+// span, whichever node receives it (a join through the store on the span's
+// ids): together they give the call's full snapshot — per-tool schema
 // hashes, the system hash, a hash per message; the text is hashed and
 // dropped. `input_token_count` INCLUDES the cache read; Gemini reports no
 // cache write. The `gen_ai.client.inference.operation.details` records
@@ -26,7 +27,7 @@
 import type { LogRecord, Origin, Span } from '../records.js';
 import type { MappingContext } from './context.js';
 import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
-import { requestRecord, responseRecord, spanPrefix } from './calls.js';
+import { requestRecord, responseRecord, spanHalf, spanJoinKey, type SpanJoin } from './calls.js';
 import { compactionMarker, noteSessionModel } from './compaction.js';
 import { derivedRequestId, inclusive, usageEvent, type Call } from './events.js';
 import { GENAI_DETAILS_EVENT, genaiPrefix, traceRequestId } from './genai.js';
@@ -54,6 +55,9 @@ export function geminiAgent(role: string | undefined, promptId: string | undefin
   return (promptId === undefined ? undefined : /^(.+)#\d+$/.exec(promptId)?.[1]) ?? role;
 }
 
+/** A call joins the `llm_call` span its request record was logged in. */
+const spanJoin: SpanJoin = (_, request) => (request?.spanKey === undefined ? undefined : spanJoinKey('gemini_cli', request.spanKey));
+
 /** The stream both records of a call name. */
 function streamKey(sessionId: string, a: LogRecord['attributes']): string {
   return ['gemini_cli', sessionId, text(a, 'role') ?? '', text(a, 'prompt_id') ?? ''].join('\u0000');
@@ -69,7 +73,7 @@ function apiRequest(record: LogRecord, context: MappingContext): Outcome {
     messageHashes: messageHashesOf(a['request_text']),
     spanKey,
   };
-  return { events: requestRecord(context, streamKey(sessionId, a), at, half) };
+  return requestRecord(context, streamKey(sessionId, a), at, half, spanJoin);
 }
 
 function apiResponse(record: LogRecord, context: MappingContext): Outcome {
@@ -99,7 +103,8 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
   });
   noteSessionModel(context, sessionId, call.agentId, model);
   // A usage event, not a turn: the request record and the span bring this call's snapshot.
-  return { events: [usageEvent(call, tokens), ...responseRecord(context, streamKey(sessionId, a), call)] };
+  const joined = responseRecord(context, streamKey(sessionId, a), call, spanJoin);
+  return { events: [usageEvent(call, tokens), ...joined.events], halves: joined.halves };
 }
 
 /** The `llm_call` span: the prefix of the call whose request record was logged inside it; its counts repeat the logs'. */
@@ -107,7 +112,7 @@ function llmCall(span: Span, context: MappingContext): Outcome {
   const spanKey = traceRequestId(span.traceId, span.spanId);
   const prefix = genaiPrefix(span.attributes);
   if (spanKey === undefined || prefix === undefined) return ignored('covered_by_logs');
-  return { events: spanPrefix(context, spanKey, prefix) };
+  return { events: [], halves: [spanHalf(context, spanJoinKey('gemini_cli', spanKey), prefix)] };
 }
 
 export const geminiCli: Source = {

@@ -33,7 +33,7 @@
 import { hashValue } from '../../../core/hash.js';
 import type { Attributes, LogRecord, Span } from '../records.js';
 import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
-import { addParts, requestRecord, responseRecord } from './calls.js';
+import { requestRecord, responseRecord, spanHalf, spanJoinKey, type SpanJoin } from './calls.js';
 import { compactionMarker, noteSessionModel } from './compaction.js';
 import type { MappingContext } from './context.js';
 import { callEvent, derivedRequestId, inclusive, providerLabel, type Call } from './events.js';
@@ -70,6 +70,9 @@ function providerOf(authType: string | undefined): string {
   return authType !== undefined && Object.hasOwn(PROVIDER_BY_AUTH, authType) ? PROVIDER_BY_AUTH[authType]! : 'openai';
 }
 
+/** A call joins its llm_request span on the response id both name. */
+const spanJoin: SpanJoin = (call) => spanJoinKey('qwen-code', call.requestId);
+
 /** The stream both records of a call name. */
 function streamKey(sessionId: string, promptId: string | undefined, agentId: string): string {
   return ['qwen-code', sessionId, agentId, promptId ?? ''].join('\u0000');
@@ -86,7 +89,7 @@ function apiRequest(record: LogRecord, context: MappingContext): Outcome {
   // Without messages the record adds nothing to its call.
   if (half.messageHashes === undefined) return ignored('no_prefix');
   const key = streamKey(sessionId, promptId, qwenAgent(promptId, text(a, 'subagent_name')));
-  return { events: requestRecord(context, key, eventTime(record), half) };
+  return requestRecord(context, key, eventTime(record), half, spanJoin);
 }
 
 const CONTEXT_USAGE = 'qwen-code.context.usage';
@@ -137,7 +140,8 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
   // providers, so thoughts_token_count is not added.
   const tokens = inclusive(total, { read: count(a, 'cached_content_token_count'), output: count(a, 'output_token_count') });
   noteSessionModel(context, sessionId, call.agentId, model);
-  return { events: [callEvent(call, {}, tokens), ...responseRecord(context, streamKey(sessionId, promptId, call.agentId), call)] };
+  const joined = responseRecord(context, streamKey(sessionId, promptId, call.agentId), call, spanJoin);
+  return { events: [callEvent(call, {}, tokens), ...joined.events], halves: joined.halves };
 }
 
 function llmRequest(span: Span, context: MappingContext): Outcome {
@@ -165,9 +169,10 @@ function llmRequest(span: Span, context: MappingContext): Outcome {
     output: count(a, 'gen_ai.usage.output_tokens'),
   });
   noteSessionModel(context, call.sessionId, call.agentId, call.model);
-  // Placed by its api_response record, so that the snapshot is the same whichever record comes first.
+  // Placed by its api_response record (a join on the response id, through the
+  // store), so that the snapshot is the same whichever record comes first, at whichever node.
   const parts = contextPrefix(a);
-  return { events: [callEvent(call, {}, tokens), ...(parts === undefined ? [] : addParts(context, requestId, undefined, parts))] };
+  return { events: [callEvent(call, {}, tokens)], halves: parts === undefined ? [] : [spanHalf(context, spanJoinKey('qwen-code', requestId), parts)] };
 }
 
 export const qwenCode: Source = {

@@ -6,7 +6,7 @@ import { createMappingContext, mapTelemetry, type MappingContext } from '../../o
 import { jsonUnit, type Decoder } from './decoder.js';
 import { DumpError, telemetryOfDump } from './otel-sdk.js';
 
-/** Halves waiting for their partner; a call's snapshot parts are kept beside them, not waited for. */
+/** Halves waiting for their partner. */
 function waitingHalves(context: MappingContext): number {
   const { claudeBodies, claudeRequestIds, requestHalves, responseHalves, spanPrefixes, spanCalls } = context;
   return claudeBodies.size + claudeRequestIds.size + requestHalves.size + responseHalves.size + spanPrefixes.size + spanCalls.size;
