@@ -65,13 +65,15 @@ export interface AppDeps {
   alerts?: Alerts;
   /** How long an ingest body may go without a byte arriving before it is answered 408 (--body-timeout); absent: no limit here. */
   bodyTimeoutMs?: number;
+  /** URL template of a break's trace in the user's tracer (--trace-link); absent: the break page links none. */
+  traceLink?: string;
 }
 
 /** `keyId` is null when no API key is configured (the open, single-project mode). */
 export type AppEnv = { Variables: { project: string; keyId: number | null; requestId: string; body: BodyBudget } };
 
 /** What the read routes need: they run on the main thread or in a reader thread alike. */
-export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now' | 'prices'> & { queryBodyLimit: number };
+export type ReadDeps = Pick<AppDeps, 'store' | 'log' | 'now' | 'prices' | 'traceLink'> & { queryBodyLimit: number };
 
 let sequence = 0;
 

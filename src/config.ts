@@ -14,6 +14,7 @@ import { DEFAULT_QUEUE_LIMIT } from './ingest/pipeline.js';
 import { FORMATS as TAIL_FORMATS, type Format as TailFormat } from './ingest/tail/formats/names.js';
 import { DEFAULT_HEADERS_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, REQUEST_TIMEOUT_MS } from './serve/connections.js';
 import { DEFAULT_QUERY_BODY_LIMIT } from './serve/grafana/simpod/body.js';
+import { traceLinkProblem } from './serve/trace-link.js';
 import { parsePriceOverrides, PriceOverrideError, priceLookup, type PriceOverrides } from './prices/index.js';
 import { DEFAULT_METRIC_MODELS } from './telemetry/counters.js';
 import { parseTime, TIME_FORMS } from './time.js';
@@ -520,6 +521,19 @@ export const OPTIONS = {
     valueName: 'URL',
     help: 'POST each alert as JSON to this URL when it fires and when it resolves ({status, alert}); 5 s per attempt, 3 attempts',
     parse: endpoint,
+  } satisfies Option<string>,
+  'trace-link': {
+    env: 'CACHEBREAK_TRACE_LINK',
+    default: '',
+    shownDefault: 'none',
+    valueName: 'TEMPLATE',
+    help: 'Link each break page to its trace in your tracer: a URL with {traceId}, {spanId} or {sessionId}, e.g. https://cloud.langfuse.com/project/<id>/traces/{traceId} or http://jaeger:16686/trace/{traceId} (docs/ui.md)',
+    parse: (raw, name) => {
+      const template = raw.trim();
+      const problem = traceLinkProblem(template);
+      if (problem !== undefined) throw new ConfigError(`${name}: ${problem}`);
+      return template;
+    },
   } satisfies Option<string>,
   format: {
     env: 'CACHEBREAK_FORMAT',

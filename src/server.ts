@@ -54,6 +54,8 @@ export interface ServerOptions {
   insecureNoAuth?: boolean;
   /** Host names a server without keys answers besides localhost and IP addresses (--public-url). */
   publicHosts?: readonly string[];
+  /** URL template of a break's trace in the user's tracer (--trace-link, serve/trace-link.ts); absent: no link. */
+  traceLink?: string | undefined;
   /** Requests per second per API key. */
   rateLimit?: number;
   /** Events waiting to be written, past which ingest answers 429; DEFAULT_QUEUE_LIMIT when absent. */
@@ -322,7 +324,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   const readWorkers = shared ? 0 : (options.readWorkers ?? 1);
   let readers: ReaderPool | undefined;
   try {
-    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT, priceOverrides: options.priceOverrides ?? {} }, readWorkers, stderr);
+    if (readWorkers > 0) readers = await startReaders({ path: options.db, queryBodyLimit: options.queryBodyLimit ?? DEFAULT_QUERY_BODY_LIMIT, priceOverrides: options.priceOverrides ?? {}, ...(options.traceLink === undefined ? {} : { traceLink: options.traceLink }) }, readWorkers, stderr);
   } catch (error) {
     throw new ConfigError(`cannot start the reader threads (${(error as Error).message}); --read-workers 0 answers reads on the main thread`);
   }
@@ -345,6 +347,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
     bodyTimeoutMs,
     ...(readers ? { readers } : {}),
     ...(alerts ? { alerts } : {}),
+    ...(options.traceLink === undefined ? {} : { traceLink: options.traceLink }),
     ...(tracing ? { selfTracing: tracing.middleware } : {}),
   });
   // Every way in stops accepting at once, then lets its requests finish.

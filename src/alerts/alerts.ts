@@ -6,6 +6,7 @@
 import { storedIso } from '../time.js';
 import type { Store } from '../store/store.js';
 import type { Logger } from '../telemetry/logfmt.js';
+import { versionWhereChangeBegan } from './versions.js';
 import { evaluate, NEW_REASON_LOOKBACK_MS, subjectOf, type AlertRules, type Condition, type RuleName } from './rules.js';
 
 export interface Alert {
@@ -20,7 +21,7 @@ export interface Alert {
   value: number;
   threshold: number | null;
   windowMs: number;
-  /** The agent version in use where the change began; null while the store keeps no agent versions. */
+  /** The agent version where the change began (versions.ts), found when it fired; null when its breaks name none. */
   agentVersion: string | null;
 }
 
@@ -117,7 +118,7 @@ export class Alerts {
     for (const project of projects.slice(0, MAX_PROJECTS)) {
       if (this.stopped) return;
       try {
-        this.apply(project, await this.conditionsOf(project), this.deps.now());
+        await this.apply(project, await this.conditionsOf(project), this.deps.now());
       } catch (error) {
         failed++;
         first ??= { project, message: (error as Error).message };
@@ -142,7 +143,14 @@ export class Alerts {
     return evaluate(rules, { window, causes: { window: await store.breakCauses(project, { from, to }, {}), known: known.subjects } });
   }
 
-  private apply(project: string, conditions: Condition[], now: number): void {
+  /** The breaks an alert's condition is about: a new reason's, or all of them. */
+  private versionOf(project: string, condition: Condition, now: number): Promise<string | null> {
+    const [reason, cause] = condition.subject?.split('/') ?? [];
+    const filters = reason === undefined ? {} : { reason: [reason], cause: [cause ?? 'none'] };
+    return versionWhereChangeBegan(this.deps.store, project, now - this.deps.rules.windowMs, now, filters);
+  }
+
+  private async apply(project: string, conditions: Condition[], now: number): Promise<void> {
     const keyOf = (rule: RuleName, subject: string | null) => `${project}\u0000${rule}\u0000${subject ?? ''}`;
     const current = new Map(conditions.map((condition) => [keyOf(condition.rule, condition.subject), condition]));
     for (const [key, condition] of current) {
@@ -162,7 +170,7 @@ export class Alerts {
         value: condition.value,
         threshold: condition.threshold,
         windowMs: this.deps.rules.windowMs,
-        agentVersion: null,
+        agentVersion: await this.versionOf(project, condition, now),
       };
       this.firing.set(key, started);
       this.deps.log.warn('alert_firing', { project, rule: started.rule, subject: started.subject, value: started.value });

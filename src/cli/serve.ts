@@ -3,7 +3,7 @@ import { startServer, type RunningServer, type ServerOptions } from '../server.j
 import { shownDb } from '../store/open.js';
 import { rejectStrayArguments, type Command, type Io } from './command.js';
 
-export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers', 'pg-pool', 'alert-cache-rate-below', 'alert-extra-cost-above', 'alert-new-reason', 'alert-window', 'alert-min-turns', 'alert-every', 'alert-webhook'] as const;
+export const SERVE_OPTIONS = ['host', 'port', 'db', 'body-limit', 'query-body-limit', 'inflight-limit', 'body-timeout', 'max-connections', 'headers-timeout', 'min-miss-tokens', 'miss-ratio', 'min-cacheable', 'prices', 'synchronous', 'project', 'retain', 'retain-rollups', 'insecure-no-auth', 'public-url', 'rate-limit', 'queue-limit', 'grpc-port', 'otlp-export-endpoint', 'tail', 'format', 'from-start', 'follow-symlinks', 'batch', 'max-events', 'max-string', 'max-tools', 'max-attributes', 'max-json', 'max-waiting-bytes', 'max-metric-models', 'read-workers', 'pg-pool', 'alert-cache-rate-below', 'alert-extra-cost-above', 'alert-new-reason', 'alert-window', 'alert-min-turns', 'alert-every', 'alert-webhook', 'trace-link'] as const;
 
 export type ServeOptionName = (typeof SERVE_OPTIONS)[number];
 
@@ -79,6 +79,7 @@ export async function runServer(values: OptionValues<ServeOptionName>, io: Io, p
       retainRollupsMs: values['retain-rollups'],
       insecureNoAuth: values['insecure-no-auth'],
       publicHosts: values['public-url'],
+      ...(values['trace-link'] === '' ? {} : { traceLink: values['trace-link'] }),
       rateLimit: values['rate-limit'],
       queueLimit: values['queue-limit'],
       limits: limitsOf(values),

@@ -131,5 +131,8 @@ function describe(seen: Seen, turn: MeasuredTurn, expected: number, options: Det
     changesAfterCachedPrefix: found.after,
     providerDiagnosis: turn.diagnostics ?? null,
     estimatedExtraCostUsd: price ? extraCostUsd(price, missed, pricingMode(turn.usage, turn.provider, turn.model), turn.usage) : null,
+    agentVersion: turn.agentVersion ?? null,
+    traceId: turn.traceId ?? null,
+    spanId: turn.spanId ?? null,
   };
 }

@@ -4,7 +4,7 @@
 // total order that does not depend on arrival: any order of the same events
 // gives the same turn. An identical repeat is a duplicate.
 import { toPrefix } from './prefix.js';
-import type { CacheEvent, EpochMs, Prefix, Turn, Usage } from './types.js';
+import { ORIGIN_KEYS, type CacheEvent, type EpochMs, type Prefix, type Turn, type TurnOrigin, type Usage } from './types.js';
 
 export interface SnapshotPart {
   ts: EpochMs;
@@ -29,6 +29,8 @@ export interface UsagePart {
 
 export interface TurnParts {
   requestId: string;
+  /** Per field, a snapshot's value, else the first usage's that gave one. */
+  origin?: TurnOrigin;
   snapshot?: SnapshotPart;
   usage?: UsagePart;
 }
@@ -98,9 +100,24 @@ function usageRank(part: UsagePart): [number[], string] {
   return [[u.cacheReported ? 1 : 0, u.writeReported ? 1 : 0, nonZero, defined(part.diagnostics, part.ttftMs, part.provider)], JSON.stringify(key)];
 }
 
+/** The origin after an event: a snapshot's fields replace, a usage's only fill gaps. */
+function mergeOrigin(origin: TurnOrigin | undefined, event: CacheEvent): TurnOrigin | undefined {
+  let merged = origin;
+  for (const key of ORIGIN_KEYS) {
+    const value = event[key];
+    if (value === undefined || merged?.[key] === value) continue;
+    if (event.type === 'usage' && merged?.[key] !== undefined) continue;
+    merged = { ...merged, [key]: value };
+  }
+  return merged;
+}
+
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {
   const parts: TurnParts = existing ? { ...existing } : { requestId: event.requestId };
   let added = false;
+  // Where the call came from is kept, but is no part: an event that only adds it is still a duplicate.
+  const origin = mergeOrigin(parts.origin, event);
+  if (origin !== undefined) parts.origin = origin;
   if (event.type !== 'usage') {
     const candidate = snapshotPart(event);
     if (!parts.snapshot || compareRanks(snapshotRank(candidate), snapshotRank(parts.snapshot)) > 0) {
@@ -147,5 +164,6 @@ export function toTurn(parts: TurnParts): Turn | undefined {
     turn.usage = usage.usage;
     if (usage.diagnostics !== undefined) turn.diagnostics = usage.diagnostics;
   }
+  if (parts.origin) Object.assign(turn, parts.origin);
   return turn;
 }

@@ -104,7 +104,22 @@ export interface StreamKey {
   agentId: string;
 }
 
-export interface SnapshotEvent extends SnapshotContent, StreamKey {
+/**
+ * Where a request came from, when the source tells: the release of the agent
+ * that made it and the trace and span that telemetry gave it. Not content.
+ */
+export interface TurnOrigin {
+  /** The agent's (harness's) version: OTLP `service.version`, a User-Agent's version. */
+  agentVersion?: string;
+  /** 32 lowercase hex digits (W3C trace context). */
+  traceId?: string;
+  /** 16 lowercase hex digits. */
+  spanId?: string;
+}
+
+export const ORIGIN_KEYS = ['agentVersion', 'traceId', 'spanId'] as const;
+
+export interface SnapshotEvent extends SnapshotContent, StreamKey, TurnOrigin {
   type: 'snapshot';
   requestId: string;
   /** Request start. */
@@ -131,7 +146,7 @@ export interface Usage {
   writeReported: boolean;
 }
 
-export interface UsageEvent {
+export interface UsageEvent extends TurnOrigin {
   type: 'usage';
   requestId: string;
   sessionId?: string;
@@ -188,7 +203,7 @@ export interface Prefix {
 }
 
 /** One request: its snapshot and/or usage, joined on requestId. */
-export interface Turn {
+export interface Turn extends TurnOrigin {
   requestId: string;
   sessionId: string;
   agentId: string;
@@ -247,6 +262,12 @@ export interface BreakRecord {
   changesAfterCachedPrefix: ChangeReason[];
   providerDiagnosis: unknown;
   estimatedExtraCostUsd: number | null;
+  /** The agent's version that made the turn; null when unknown. */
+  agentVersion: string | null;
+  /** The trace telemetry gave the turn (32 hex digits); null when none. */
+  traceId: string | null;
+  /** Its span (16 hex digits); null when none. */
+  spanId: string | null;
 }
 
 /** The outcome of detection for one turn that has usage. */

@@ -25,7 +25,7 @@ export interface FingerprintRow {
   sessions: number;
   firstSeen: number;
   lastSeen: number;
-  /** The agent release that first showed the cause: null, as the agent's version is not stored yet. */
+  /** The agent's version of the earliest break (the release that introduced the cause); null when unknown. */
   agentVersion: string | null;
   /** The sum over the breaks with a known price; null when every one is unpriced. */
   estimatedExtraCostUsd: number | null;
@@ -48,15 +48,15 @@ interface Group {
 
 /** The part of a row that its earliest break names. */
 function exampleOf(record: BreakRecord) {
-  const { provider, model, changedToolNames, changedSystemBlocks, changedParams } = record;
-  return { firstSeen: record.ts, provider, model, changedToolNames, changedSystemBlocks, changedParams };
+  const { provider, model, changedToolNames, changedSystemBlocks, changedParams, agentVersion } = record;
+  return { firstSeen: record.ts, provider, model, changedToolNames, changedSystemBlocks, changedParams, agentVersion };
 }
 
 function add(groups: Map<string, Group>, record: BreakRecord): void {
   const fingerprint = breakFingerprint(record);
   let group = groups.get(fingerprint);
   if (group === undefined) {
-    const row = { fingerprint, reason: record.reason, cause: record.cause, ...exampleOf(record), breaks: 0, sessions: 0, lastSeen: record.ts, agentVersion: null, estimatedExtraCostUsd: null };
+    const row = { fingerprint, reason: record.reason, cause: record.cause, ...exampleOf(record), breaks: 0, sessions: 0, lastSeen: record.ts, estimatedExtraCostUsd: null };
     group = { row, sessions: new Set(), cost: new Tally() };
     groups.set(fingerprint, group);
   }

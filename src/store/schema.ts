@@ -170,6 +170,10 @@ export const turns = sqliteTable(
     gapBucket: integer('gap_bucket'),
     gapStake: integer('gap_stake'),
     gapRewritten: integer('gap_rewritten'),
+    /** Where the request came from (core TurnOrigin): the agent's version, the trace and span telemetry gave it. */
+    agentVersion: text('agent_version'),
+    traceId: text('trace_id'),
+    spanId: text('span_id'),
   },
   (t) => [
     index('turns_rid').on(t.rid),

@@ -3,8 +3,8 @@
 import { byCodePoint } from '../core/hash.js';
 import { placements } from '../core/history.js';
 import { cacheRate } from '../core/rate.js';
-import { TURN_STATES, type BreakCause, type BreakReason, type BreakRecord, type Turn } from '../core/types.js';
-import { storedJson } from './sqlite/rows.js';
+import { TURN_STATES, type BreakCause, type BreakReason, type Turn } from '../core/types.js';
+import { storedBreak } from './sqlite/rows.js';
 import type { Sums } from './schema.js';
 import type {
   BreakCauseRow,
@@ -231,7 +231,7 @@ export function turnViewsOf(turns: readonly { turn: Turn; state: number | null; 
       : null,
     expectMiss: turn.expectMiss ?? null,
     ...placed.get(turn.requestId)!,
-    break: record === null ? null : (storedJson<BreakRecord>(record) ?? null),
+    break: record === null ? null : (storedBreak(record) ?? null),
   }));
 }
 

@@ -51,6 +51,11 @@ export function breakAttributes(project: string, record: BreakRecord): BreakAttr
     attributes.providerDiagnosis = JSON.stringify(record.providerDiagnosis);
   }
   if (record.estimatedExtraCostUsd !== null) attributes.estimatedExtraCostUsd = record.estimatedExtraCostUsd;
+  // A record stored before these were kept has none.
+  for (const key of ['agentVersion', 'traceId', 'spanId'] as const) {
+    const value = record[key];
+    if (value !== null && value !== undefined) attributes[key] = value;
+  }
   return attributes;
 }
 

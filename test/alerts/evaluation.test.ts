@@ -89,4 +89,35 @@ describe('alerts over a store', () => {
     const { at: atFew } = await alertsOver(rules, session('few', 0, {}).slice(0, 2).map((e) => ({ ...e, usage: usage(0, 48_000) }) as CacheEvent));
     expect((await atFew(T0 + 10 * MINUTE)).filter((a) => a.rule === 'cache_rate_below')).toEqual([]);
   });
+
+  it('names the agent version where the change began: the first new one in the window, else the most common', async () => {
+    /** A session `minute` minutes after T0 whose third turn breaks, every turn sent by `version`. */
+    const versioned = (id: string, minute: number, version: string) =>
+      session(id, 0, { tools: FEWER_TOOLS }).map((e) => {
+        const t = e as { ts: number; endTs: number };
+        return { ...e, ts: t.ts + minute * MINUTE, endTs: t.endTs + minute * MINUTE, agentVersion: version } as CacheEvent;
+      });
+    const rules: AlertRules = { extraCostAbove: 0.01, windowMs: HOUR, minTurns: 1 };
+    // Evaluated at 2h30: the window is 1h30–2h30, the one before it 0h30–1h30.
+    const now = T0 + 150 * MINUTE;
+
+    const newVersion = await alertsOver(rules, [
+      ...versioned('before', 60, '1.0.0'),
+      ...versioned('a', 100, '1.0.0'),
+      ...versioned('b', 110, '1.1.0'),
+      ...versioned('c', 120, '1.0.0'),
+    ]);
+    expect((await newVersion.at(now)).map((a) => [a.rule, a.agentVersion])).toEqual([['extra_cost_above', '1.1.0']]);
+    expect(newVersion.notified.map((a) => a.agentVersion)).toEqual(['1.1.0']);
+
+    // Every version of the window ran before it: the one most of its breaks ran, not the first.
+    const known = await alertsOver(rules, [
+      ...versioned('before-1', 40, '0.9.0'),
+      ...versioned('before-2', 60, '1.0.0'),
+      ...versioned('a', 100, '0.9.0'),
+      ...versioned('b', 110, '1.0.0'),
+      ...versioned('c', 120, '1.0.0'),
+    ]);
+    expect((await known.at(now)).map((a) => [a.rule, a.agentVersion])).toEqual([['extra_cost_above', '1.0.0']]);
+  });
 });

@@ -103,6 +103,14 @@ const ROWS: Row[] = [
     flag: ['--alert-webhook', 'https://hooks.example.com/x?token=1'],
     fromFlag: 'https://hooks.example.com/x?token=1',
   },
+  {
+    option: 'trace-link',
+    env: 'CACHEBREAK_TRACE_LINK',
+    envValue: 'http://jaeger:16686/trace/{traceId}',
+    fromEnv: 'http://jaeger:16686/trace/{traceId}',
+    flag: ['--trace-link', 'https://cloud.langfuse.com/project/p/traces/{traceId}?observation={spanId}'],
+    fromFlag: 'https://cloud.langfuse.com/project/p/traces/{traceId}?observation={spanId}',
+  },
 ];
 
 const defaults = () => Object.fromEntries(serveCommand.options.map((option) => [option, OPTIONS[option].default]));
@@ -140,6 +148,19 @@ describe('cachebreak serve: alert rules', () => {
     expect(() => parse(['--alert-every', '30d'])).toThrow('--alert-every: expected 1s to 1d, got "30d"');
     expect(() => parse(['--alert-webhook', 'ftp://hooks'])).toThrow('--alert-webhook: expected an http:// or https:// URL, got "ftp://hooks"');
     expect(() => parse([], { CACHEBREAK_ALERT_MIN_TURNS: '0' })).toThrow('CACHEBREAK_ALERT_MIN_TURNS: expected a whole number from 1 to 1000000, got "0"');
+  });
+});
+
+describe('cachebreak serve: --trace-link', () => {
+  it('refuses an unknown placeholder or a URL that is not http(s), and serve exits 2 saying so', async () => {
+    expect(() => parse(['--trace-link', 'https://tempo/{trace_id}'])).toThrow('--trace-link: unknown placeholder {trace_id}; use {traceId}, {spanId} or {sessionId}');
+    expect(() => parse(['--trace-link', 'ftp://tracer/{traceId}'])).toThrow('--trace-link: expected an http:// or https:// URL, got "ftp://tracer/{traceId}"');
+    expect(() => parse(['--trace-link', 'jaeger/{traceId}'])).toThrow('--trace-link: expected an http(s) URL with {traceId}, {spanId} or {sessionId}');
+    const run = await cli(['serve', '--port', '0', '--db', join(tempDir(), 'x.db'), '--trace-link', 'http://jaeger:16686/trace/{id}']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--trace-link: unknown placeholder {id}');
+    const { stdout } = await cli(['serve', '--help']);
+    expect(stdout).toMatch(/^ {2}--trace-link TEMPLATE .*\{traceId\}.*\[CACHEBREAK_TRACE_LINK; default none\]$/m);
   });
 });
 

@@ -59,10 +59,12 @@ describe('regression alerts', () => {
       { requestId: 'req_02', at: start + 5, tools: REORDERED_TOOLS, read: 0, write: 40_000 },
       { requestId: 'req_03', at: start + 10, read: 0, write: 40_000 },
     ];
-    expect((await postEvents(server.url, seedSession('sess_drop', drop))).status).toBe(200);
+    // Sent by an agent that names its version: the alerts name it as the version where the change began.
+    const versioned = seedSession('sess_drop', drop).map((event) => ({ ...event, agentVersion: '2.1.332' }));
+    expect((await postEvents(server.url, versioned)).status).toBe(200);
 
     const firing = await until('the firing cache rate alert at the webhook', 20_000, async () => hook.received.find((r) => r.status === 'firing' && r.alert.rule === 'cache_rate_below'));
-    expect(firing.alert).toMatchObject({ project: 'default', state: 'firing', subject: null, value: 0, threshold: 0.5, windowMs: 600_000, agentVersion: null, resolvedAt: null });
+    expect(firing.alert).toMatchObject({ project: 'default', state: 'firing', subject: null, value: 0, threshold: 0.5, windowMs: 600_000, agentVersion: '2.1.332', resolvedAt: null });
     expect(Date.parse(firing.alert.startedAt)).toBeGreaterThan(Date.now() - 30_000);
     expect(firing.alert.summary).toBe('project default: cache rate 0.0% over the last 10m, below 50.0%');
     // The breaks' reasons were never seen in the project before.
@@ -71,9 +73,10 @@ describe('regression alerts', () => {
       return found.length > 0 ? found : undefined;
     });
     expect(reasons.every((subject) => /^tools_/.test(subject))).toBe(true);
+    expect(hook.received.filter((r) => r.alert.rule === 'new_break_reason').map((r) => r.alert.agentVersion)).toEqual(reasons.map(() => '2.1.332'));
     // Two breaks of 40,000 tokens written instead of read at Claude Sonnet 4.5's prices ($3.75 and $0.30 per MTok): $0.276 in 10 minutes, $1.656 an hour.
     const cost = await until('the extra cost alert at the webhook', 20_000, async () => hook.received.find((r) => r.alert.rule === 'extra_cost_above'));
-    expect(cost.alert).toMatchObject({ state: 'firing', threshold: 1, summary: 'project default: breaks cost an estimated $1.66 extra per hour over the last 10m, above $1.00' });
+    expect(cost.alert).toMatchObject({ state: 'firing', threshold: 1, agentVersion: '2.1.332', summary: 'project default: breaks cost an estimated $1.66 extra per hour over the last 10m, above $1.00' });
     expect(cost.alert.value).toBeCloseTo(1.656, 6);
 
     const listed = await getJson<Json>(server.url, '/v1/alerts?state=firing');

@@ -140,6 +140,10 @@ export function seedBreak(sessionId = 'sess_A') {
     providerDiagnosis: null,
     // 48,900 tokens written at $3.75 instead of read at $0.30 per MTok (Claude Sonnet 4.5).
     estimatedExtraCostUsd: 0.168705,
+    // The seed names no agent version, trace or span.
+    agentVersion: null,
+    traceId: null,
+    spanId: null,
   });
 }
 
@@ -261,6 +265,9 @@ export function openaiBreak(sessionId = 'sess_B') {
     providerDiagnosis: null,
     // OpenAI bills no write: 30,500 tokens paid as input ($2) instead of a read ($0.50) per MTok (gpt-4.1).
     estimatedExtraCostUsd: 0.04575,
+    agentVersion: null,
+    traceId: null,
+    spanId: null,
   });
 }
 

@@ -48,7 +48,7 @@ describe('break export', () => {
       scope: { name: 'cachebreak' },
     });
     expect(log!.body).toContain('tools_order_changed');
-    const { toolChanges, cause, changedSystemBlocks, firstChangedMessageIndex, providerDiagnosis, ...fields } = want;
+    const { toolChanges, cause, changedSystemBlocks, firstChangedMessageIndex, providerDiagnosis, agentVersion, traceId, spanId, ...fields } = want;
     expect(log!.attributes).toEqual({
       project: 'default',
       ...fields,
@@ -58,7 +58,7 @@ describe('break export', () => {
       'toolChanges.moved': toolChanges.moved,
     });
     // The null fields are left out rather than sent empty.
-    expect([cause, changedSystemBlocks, firstChangedMessageIndex, providerDiagnosis]).toEqual([null, null, null, null]);
+    expect([cause, changedSystemBlocks, firstChangedMessageIndex, providerDiagnosis, agentVersion, traceId, spanId]).toEqual([null, null, null, null, null, null, null]);
   });
 
   it('sends a break again, marked cachebreak.revision, when a late request judges it again', async () => {
@@ -80,7 +80,7 @@ describe('break export', () => {
       ['req_02', true],
     ]);
     // The revision carries the record as the API now serves it.
-    const { toolChanges: _changes, cause: _cause, changedSystemBlocks: _blocks, firstChangedMessageIndex: _index, providerDiagnosis: _diagnosis, ...fields } = seedBreak();
+    const { toolChanges: _changes, cause: _cause, changedSystemBlocks: _blocks, firstChangedMessageIndex: _index, providerDiagnosis: _diagnosis, agentVersion: _version, traceId: _trace, spanId: _span, ...fields } = seedBreak();
     expect(third[1]!.attributes).toMatchObject({ ...fields, 'cachebreak.revision': true });
   });
 });

@@ -18,6 +18,7 @@ export interface AppOptions {
   bodyLimit?: number;
   limits?: Limits;
   inflightLimit?: number;
+  traceLink?: string;
 }
 
 export function testApp(options: AppOptions = {}) {
@@ -37,6 +38,7 @@ function appOn<S extends Store>(store: S, options: AppOptions) {
   const app = buildApp({
     store, pipeline, counters, log, bodyLimit: options.bodyLimit ?? 1024 * 1024, auth, limits: options.limits ?? DEFAULT_LIMITS, now: () => NOW,
     ...(options.inflightLimit !== undefined ? { inflight: new InflightBudget(options.inflightLimit) } : {}),
+    ...(options.traceLink !== undefined ? { traceLink: options.traceLink } : {}),
   });
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     app.request('/v1/events', {

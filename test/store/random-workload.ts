@@ -35,6 +35,8 @@ export const requestArb = fc.record({
   reported: fc.integer({ min: 0, max: 9 }).map((n) => n > 0),
   expectMiss: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
   shape: fc.constantFrom('turn', 'split', 'split-no-session', 'split-no-agent', 'usage-only', 'snapshot-only'),
+  // Where the request came from: told by neither part, the snapshot, the usage, or both (the snapshot's span and the usage's version).
+  origin: fc.constantFrom(undefined, 'snapshot', 'usage', 'both'),
 });
 export type Request = typeof requestArb extends fc.Arbitrary<infer R> ? R : never;
 
@@ -80,8 +82,12 @@ export function eventsOf(requests: Request[]): CacheEvent[] {
     if (r.durationMs === undefined) delete base.endTs;
     else base.endTs = base.ts + r.durationMs;
     if (r.ttftMs !== undefined) base.ttftMs = r.ttftMs;
+    const traceId = hashString(`trace-${i}`) + hashString(`trace-${i}/2`);
+    if (r.origin === 'snapshot' || r.origin === 'both') Object.assign(base, { traceId, spanId: hashString(`snapshot-span-${i}`) });
+    if (r.origin === 'snapshot') base.agentVersion = `1.${i % 3}.0`;
     const { type: _t, usage: u, endTs, ttftMs, diagnostics: _d, ...snapshot } = base;
     const usageEvent: Extract<CacheEvent, { type: 'usage' }> = { type: 'usage', requestId: base.requestId, usage: u };
+    if (r.origin === 'usage' || r.origin === 'both') Object.assign(usageEvent, { agentVersion: `2.${i % 3}.0`, traceId, spanId: hashString(`usage-span-${i}`) });
     if (endTs !== undefined) usageEvent.ts = endTs;
     if (ttftMs !== undefined) usageEvent.ttftMs = ttftMs;
     if (r.provider !== undefined) usageEvent.provider = r.provider;

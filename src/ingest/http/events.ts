@@ -4,7 +4,7 @@
 import type { z } from 'zod';
 import { unknownKeys } from './unknown-keys.js';
 import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/index.js';
-import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
+import type { CacheEvent, SnapshotContent, TurnOrigin, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
 import { diagnosisIn } from '../../core/diagnosis.js';
 import { plainlyValid } from './plain.js';
@@ -160,6 +160,15 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
   return content;
 }
 
+/** The origin an event names (ids in lowercase, as W3C trace context writes them). */
+function originOf(input: Pick<SnapshotInput, 'agentVersion' | 'traceId' | 'spanId'>): TurnOrigin {
+  const origin: TurnOrigin = {};
+  if (input.agentVersion !== undefined) origin.agentVersion = input.agentVersion;
+  if (input.traceId !== undefined) origin.traceId = input.traceId.toLowerCase();
+  if (input.spanId !== undefined) origin.spanId = input.spanId.toLowerCase();
+  return origin;
+}
+
 const NORMALISED = ['uncachedInputTokens', 'cacheReadInputTokens', 'cacheWriteInputTokens', 'cacheWrite1hInputTokens', 'outputTokens'] as const;
 
 function usageOf(input: UsageInput | TurnInput): Usage {
@@ -220,6 +229,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         ts: timeOf('ts', input.ts),
         ...(input.provider !== undefined ? { provider: input.provider } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
+        ...originOf(input),
         ...snapshotContent(input),
       };
     }
@@ -234,7 +244,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
       if (input.model !== undefined) event.model = input.model;
       const diagnostics = diagnosticsOf(input);
       if (diagnostics !== undefined) event.diagnostics = diagnostics;
-      return event;
+      return Object.assign(event, originOf(input));
     }
     default: {
       const input = validated<TurnInput>('turn', value as Record<string, unknown>, limits);
@@ -251,6 +261,7 @@ function convert(value: unknown, limits: Limits): CacheEvent {
         ...(input.ttftMs !== undefined ? { ttftMs: input.ttftMs } : {}),
         ...(input.expectMiss !== undefined ? { expectMiss: input.expectMiss } : {}),
         ...(diagnostics !== undefined ? { diagnostics } : {}),
+        ...originOf(input),
         ...snapshotContent(input),
       };
     }

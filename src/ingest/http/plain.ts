@@ -65,12 +65,23 @@ function isCacheControl(v: unknown): boolean {
   return true;
 }
 
+const HEX = /^[0-9a-fA-F]+$/;
+
+function optionalHex(v: unknown, digits: number): boolean {
+  return v === undefined || (typeof v === 'string' && v.length === digits && HEX.test(v));
+}
+
+function originPlain(e: Json): boolean {
+  return optionalString(e.agentVersion, 128) && optionalHex(e.traceId, 32) && optionalHex(e.spanId, 16);
+}
+
 function snapshotPlain(e: Json, limits: Limits): boolean {
   const max = limits.maxString;
   return (
     isString(e.sessionId, max) &&
     optionalString(e.agentId, max) &&
     isTimestamp(e.ts) &&
+    originPlain(e) &&
     isString(e.model, max) &&
     optionalString(e.systemHash, max) &&
     stringArray(e.systemBlockHashes, 1_000, max) &&
@@ -115,6 +126,7 @@ export function plainlyValid(type: EventType, e: Json, limits: Limits = DEFAULT_
     case 'usage':
       return (
         usagePlain(e) &&
+        originPlain(e) &&
         optionalString(e.sessionId, max) &&
         optionalString(e.agentId, max) &&
         (e.ts === undefined || isTimestamp(e.ts)) &&

@@ -15,6 +15,17 @@ export const timestamp = z.union(
   { error: TIMESTAMP_ERROR },
 );
 
+/** W3C trace context ids: 32 (trace) or 16 (span) hex digits. */
+const hexId = (digits: number, name: string) =>
+  z.string().regex(new RegExp(`^[0-9a-fA-F]{${digits}}$`), { error: `expected ${digits} hex digits (the ${name} id as W3C trace context writes it)` });
+
+/** Where the request came from: not content, shown with the turn and its break. */
+const originFields = {
+  agentVersion: z.string().min(1).max(128).optional().describe("The agent's (harness's) version that made the request, e.g. \"2.1.32\""),
+  traceId: hexId(32, 'trace').optional().describe('The trace the request belongs to in your tracer: 32 hex digits'),
+  spanId: hexId(16, 'span').optional().describe("The request's span in your tracer: 16 hex digits"),
+};
+
 const tokens = z.union([z.number().int().nonnegative(), z.string().regex(/^\d+$/)]);
 
 function buildSchemas(limits: Limits) {
@@ -76,6 +87,7 @@ function buildSchemas(limits: Limits) {
       .boolean()
       .optional()
       .describe('The request continues a conversation the provider stores (OpenAI Responses previous_response_id or conversation): its messages are only the new input, so they are not compared with the baseline\'s; model, tools, system and parameters still are'),
+    ...originFields,
   };
 
   const usageFields = {
@@ -100,6 +112,7 @@ function buildSchemas(limits: Limits) {
     provider: snapshotFields.provider.describe('Required with a raw usage object; optional with normalised counts'),
     model: z.string().min(1).max(limits.maxString).optional(),
     ...usageFields,
+    ...originFields,
   });
 
   const turn = z.object({

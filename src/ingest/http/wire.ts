@@ -2,7 +2,7 @@
 // `tail --server` posts for events it read from files, so that the server
 // stores exactly what a local database would. Raw content was hashed when
 // the event was made; only hashes and counts are sent.
-import type { CacheEvent, SnapshotContent, Usage } from '../../core/types.js';
+import { ORIGIN_KEYS, type CacheEvent, type SnapshotContent, type TurnOrigin, type Usage } from '../../core/types.js';
 
 function content(c: SnapshotContent): Record<string, unknown> {
   const out: Record<string, unknown> = { model: c.model };
@@ -31,6 +31,12 @@ function tokens(u: Usage): Record<string, number> {
   return counts;
 }
 
+function origin(o: TurnOrigin): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const key of ORIGIN_KEYS) if (o[key] !== undefined) out[key] = o[key];
+  return out;
+}
+
 export function wireEvent(event: CacheEvent): Record<string, unknown> {
   switch (event.type) {
     case 'snapshot': {
@@ -39,6 +45,7 @@ export function wireEvent(event: CacheEvent): Record<string, unknown> {
         type, requestId, sessionId, agentId, ts,
         ...(provider !== undefined ? { provider } : {}),
         ...(expectMiss !== undefined ? { expectMiss } : {}),
+        ...origin(event),
         ...content(event),
       };
     }
@@ -53,6 +60,7 @@ export function wireEvent(event: CacheEvent): Record<string, unknown> {
         ...(ts !== undefined ? { ts } : {}),
         ...(model !== undefined ? { model } : {}),
         ...(diagnostics !== undefined ? { diagnostics } : {}),
+        ...origin(event),
         ...tokens(event.usage),
       };
     }
@@ -65,6 +73,7 @@ export function wireEvent(event: CacheEvent): Record<string, unknown> {
         ...(ttftMs !== undefined ? { ttftMs } : {}),
         ...(expectMiss !== undefined ? { expectMiss } : {}),
         ...(diagnostics !== undefined ? { diagnostics } : {}),
+        ...origin(event),
         ...content(event),
         ...tokens(event.usage),
       };

@@ -9,6 +9,7 @@ import { buildSnapshot } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent } from '../../core/types.js';
 import { toCacheEvent } from '../http/events.js';
 import type { Limits } from '../limits.js';
+import { agentVersionOf } from './agent-version.js';
 import type { ObservedCall, ProxyProvider } from './api.js';
 import type { StreamIdentity } from './identity.js';
 import { responsesChain, type ResponseChain } from './openai.js';
@@ -64,11 +65,13 @@ export function observe(call: Call, limits: Limits, bodyLimit: number, identify:
   }
   const built = buildSnapshot(body, call.call.api, call.call.model === undefined ? {} : { model: call.call.model });
   if (!built.ok) return { ok: false, error: `request body: ${built.error}` };
+  const agentVersion = agentVersionOf(call.requestHeaders);
   const snapshot = {
     requestId: call.requestId,
     ...identify(built.snapshot, call.call.api === 'openai-responses' ? responsesChain(body, call.usage) : {}),
     ts: call.startMs,
     provider: call.provider,
+    ...(agentVersion === undefined ? {} : { agentVersion }),
     ...built.snapshot,
   };
   if (call.usage !== undefined) {

@@ -25,6 +25,8 @@ export interface ReaderData {
   queryBodyLimit: number;
   /** The configured price overrides: the insights' dollars as detection prices them. */
   priceOverrides: PriceOverrides;
+  /** --trace-link, for the break page. */
+  traceLink?: string;
 }
 
 export type ReaderPool = ThreadPool<ReadRequest, ReadReply>;

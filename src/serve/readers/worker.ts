@@ -9,7 +9,7 @@ import type { ReaderData, ReadReply, ReadRequest } from './pool.js';
 
 const data = workerData as ReaderData;
 const store = new SqliteStore(data.path, SERVICE_DETECTION, { readonly: true });
-const app = buildReadApp({ store, log: threadLogger(), queryBodyLimit: data.queryBodyLimit, now: Date.now, prices: priceLookup(data.priceOverrides) });
+const app = buildReadApp({ store, log: threadLogger(), queryBodyLimit: data.queryBodyLimit, now: Date.now, prices: priceLookup(data.priceOverrides), ...(data.traceLink === undefined ? {} : { traceLink: data.traceLink }) });
 
 serveThread<ReadRequest, ReadReply>(
   async ({ method, url, headers, body }) => {

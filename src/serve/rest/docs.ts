@@ -70,7 +70,7 @@ export const ROUTE_DOCS: RouteDoc[] = [
     method: 'GET',
     path: '/v1/breaks/fingerprints',
     summary:
-      "The range's breaks grouped by the fingerprint of their cause (docs/how-it-decides.md#fingerprints), most costly first, then most frequent: {fingerprints: [{fingerprint, reason, cause, provider, model, changedToolNames, changedSystemBlocks, changedParams (the changed part as the cause's earliest break names it), breaks, sessions, firstSeen, lastSeen, agentVersion (null: the agent's version is not stored yet), estimatedExtraCostUsd (the sum over breaks with a known price; null when every one is unpriced)}], breaks (read), truncated (true when the range held more than the newest 50,000 breaks read)}; default range the last 24 h",
+      "The range's breaks grouped by the fingerprint of their cause (docs/how-it-decides.md#fingerprints), most costly first, then most frequent: {fingerprints: [{fingerprint, reason, cause, provider, model, changedToolNames, changedSystemBlocks, changedParams (the changed part as the cause's earliest break names it), breaks, sessions, firstSeen, lastSeen, agentVersion (the agent's version of the earliest break, the release that introduced the cause; null when unknown), estimatedExtraCostUsd (the sum over breaks with a known price; null when every one is unpriced)}], breaks (read), truncated (true when the range held more than the newest 50,000 breaks read)}; default range the last 24 h",
     params: { ...RANGE, ...FILTERS },
   },
   {

@@ -13,6 +13,7 @@ import { CachebreakError } from '../../errors.js';
 import { harnessReportsOf } from '../../store/harness-breaks.js';
 import type { ExternalBreak } from '../../store/store.js';
 import { cost, count, duration, html, Html, utc } from './html.js';
+import { traceLinkOf } from '../trace-link.js';
 import { layout } from './layout.js';
 import { linkTo, uiRangeOf } from './range.js';
 
@@ -127,6 +128,12 @@ function verdicts(b: BreakRecord, report: ExternalBreak | undefined): Html {
 </tbody></table></div>`;
 }
 
+/** "Open trace" to the break's trace in the user's tracer (--trace-link), when telemetry gave its turn one. */
+function traceLink(b: BreakRecord, template: string | undefined): Html | '' {
+  const link = template === undefined ? null : traceLinkOf(template, b);
+  return link === null ? '' : html`<p><a id="trace-link" href="${link}" target="_blank" rel="noopener">Open trace</a> <span class="muted">trace <code>${b.traceId ?? '–'}</code> · span <code>${b.spanId ?? '–'}</code></span></p>`;
+}
+
 export function registerBreakPage(app: Hono<AppEnv>, deps: ReadDeps): void {
   app.get('/breaks/:requestId', async (c) => {
     const range = uiRangeOf(c, deps.now());
@@ -136,7 +143,7 @@ export function registerBreakPage(app: Hono<AppEnv>, deps: ReadDeps): void {
     const { break: b, baseline, turn } = found;
     const report = (await harnessReportsOf(deps.store, c.var.project, [b])).get(b.requestId);
     const body = html`<h2>Break <code>${b.requestId}</code> <span class="reason">${b.reason}</span></h2>
-<p>${utc(b.ts)} · session <a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code>${b.sessionId}</code></a> · agent <code>${b.agentId}</code> · ${b.model ?? 'unknown model'} · baseline <code>${b.previousRequestId}</code></p>
+${traceLink(b, deps.traceLink)}<p>${utc(b.ts)} · session <a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code>${b.sessionId}</code></a> · agent <code>${b.agentId}</code> · ${b.model ?? 'unknown model'}${b.agentVersion === null ? '' : html` · version <code>${b.agentVersion}</code>`} · baseline <code>${b.previousRequestId}</code></p>
 <p>${count(b.missedCacheReadTokens)} cache-read tokens missed (expected ${count(b.expectedCacheReadTokens)}, read ${count(b.currentCacheReadTokens)}, wrote ${count(b.cacheWriteTokens)}) · extra cost ${cost(b.estimatedExtraCostUsd)}</p>
 <h2>Verdicts</h2>${verdicts(b, report)}
 <h2>Idle gap</h2>${gap(b)}

@@ -15,6 +15,7 @@ export interface Staged {
   parts: TurnParts;
   snapshotChanged: boolean;
   usageChanged: boolean;
+  originChanged: boolean;
   streamId: number | null;
   turn: Turn | undefined;
 }
@@ -55,7 +56,7 @@ export function stageBatch(
     if (!s) {
       const row = store.find(projectId, event.requestId);
       const parts = row ? rowToParts(row, store.names) : { requestId: event.requestId };
-      s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, streamId: null, turn: undefined };
+      s = { projectId, requestId: event.requestId, row, parts, snapshotChanged: false, usageChanged: false, originChanged: false, streamId: null, turn: undefined };
     }
     // A request id is unique within a project (SPEC §1): one of another session is a conflict, never an overwrite.
     const session = s.parts.snapshot?.sessionId ?? s.parts.usage?.sessionId;
@@ -64,11 +65,11 @@ export function stageBatch(
       continue;
     }
     const { parts, duplicate } = mergeEvent(s.parts, event);
-    if (duplicate) {
-      duplicates++;
-      continue;
-    }
-    accepted++;
+    // A repeat of a known call that only names where it came from (a span after its log record) is still a duplicate, and its origin is kept.
+    const originOnly = duplicate && parts.origin !== s.parts.origin;
+    if (duplicate) duplicates++;
+    else accepted++;
+    if (duplicate && !originOnly) continue;
     if (parts.snapshot !== s.parts.snapshot && parts.snapshot) {
       const { messageHashes } = parts.snapshot.prefix;
       const prefix = messageHashes ? { ...parts.snapshot.prefix, messageHashes: storedMessageHashes(messageHashes) } : parts.snapshot.prefix;
@@ -76,6 +77,7 @@ export function stageBatch(
     }
     s.snapshotChanged ||= parts.snapshot !== s.parts.snapshot;
     s.usageChanged ||= parts.usage !== s.parts.usage;
+    s.originChanged ||= parts.origin !== s.parts.origin;
     s.parts = parts;
     const name = streamNameOf(parts);
     s.streamId = name ? store.stream(projectId, name.sessionId, name.agentId) : null;

@@ -9,7 +9,7 @@ import { toTurn } from '../../core/join.js';
 import type { BreakRecord } from '../../core/types.js';
 import type { LabelKind } from '../evaluate/names.js';
 import { allOf, breakConditions, breakPage, externalBreakConditions, labelIds, nextCursor, olderThan, rangeConditions, rollupConditions, type LabelLookup } from '../filters.js';
-import { ridOf, rowToParts, storedJson, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
+import { ridOf, rowToParts, storedBreak, TURN_COLUMN_NAMES, type TurnNames, type TurnRow } from '../sqlite/rows.js';
 import type {
   BreakCauseRow,
   BreakFilters,
@@ -130,7 +130,7 @@ export class PgReads {
       .orderBy(...explored.orderBy)
       .limit(page.limit + 1)
       .offset(explored.offset);
-    const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
+    const items = rows.slice(0, page.limit).flatMap((r) => storedBreak(r.record) ?? []);
     return { items, nextCursor: explored.next(rows) };
   }
 
@@ -244,7 +244,7 @@ export class PgReads {
         )
       )[0];
     const found = await turn(requestId);
-    const record = found?.record ? storedJson<BreakRecord>(found.record) : undefined;
+    const record = found?.record ? storedBreak(found.record) : undefined;
     if (!found || !record) return null;
     const baseline = await turn(record.previousRequestId);
     const rows = baseline ? [found, baseline] : [found];

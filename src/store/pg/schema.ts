@@ -149,6 +149,10 @@ export const turns = pgTable(
     gapBucket: integer('gap_bucket'),
     gapStake: big('gap_stake'),
     gapRewritten: big('gap_rewritten'),
+    /** Where the request came from: the agent's version, the trace and span telemetry gave it. */
+    agentVersion: text('agent_version'),
+    traceId: text('trace_id'),
+    spanId: text('span_id'),
   },
   (t) => [
     index('turns_rid').on(t.rid),

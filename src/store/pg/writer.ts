@@ -31,7 +31,7 @@ import {
   type Slot,
 } from '../evaluate/plan.js';
 import { stageBatch, stagedKey, type Staged } from '../evaluate/staging.js';
-import { MISS, ridOf, rowToParts, storedJson, type TurnRow } from '../sqlite/rows.js';
+import { MISS, originColumns, ridOf, rowToParts, storedBreak, type TurnRow } from '../sqlite/rows.js';
 import { TURN_SELECT } from './reads.js';
 import { toTurn } from '../../core/join.js';
 import { pointGrowth, type SeriesState } from '../sqlite/token-points.js';
@@ -126,7 +126,7 @@ class Writes {
   /** Per existing turn id: which column groups change (state: state, tiers and gap). */
   readonly updates = new Map<
     number,
-    { s?: Staged; place: boolean; snapshot: boolean; usage: boolean; state: number | null; tiers: number | null; gap: GapColumns; setState: boolean }
+    { s?: Staged; place: boolean; snapshot: boolean; usage: boolean; origin: boolean; state: number | null; tiers: number | null; gap: GapColumns; setState: boolean }
   >();
   readonly breaks = new Map<number, { streamId: number; ts: number; projectId: number; modelId: number; providerId: number; agentId: number; record: BreakRecord } | null>();
 }
@@ -441,7 +441,7 @@ export class PgWriter {
     ]);
     const seedOf = new Map(seeds.map((r) => [r.stream_id, r.tiers]));
     const compactRowsOf = groupBy(compactRows, (r) => r.main);
-    const storedBreaks = new Map(breakRows.map((r) => [r.turn_id, storedJson<BreakRecord>(r.record) ?? null]));
+    const storedBreaks = new Map(breakRows.map((r) => [r.turn_id, storedBreak(r.record) ?? null]));
 
     const sink = this.sink(writes, storedBreaks, ids);
     for (const id of streamIds) {
@@ -468,7 +468,7 @@ export class PgWriter {
   private sink(writes: Writes, storedBreaks: ReadonlyMap<number, BreakRecord | null>, ids: Ids): RowSink {
     const update = (id: number) => {
       let entry = writes.updates.get(id);
-      if (!entry) writes.updates.set(id, (entry = { place: false, snapshot: false, usage: false, state: null, tiers: null, gap: NO_GAP, setState: false }));
+      if (!entry) writes.updates.set(id, (entry = { place: false, snapshot: false, usage: false, origin: false, state: null, tiers: null, gap: NO_GAP, setState: false }));
       return entry;
     };
     return {
@@ -484,6 +484,7 @@ export class PgWriter {
         entry.place = s.row.stream_id !== s.streamId || s.row.ts !== ts;
         entry.snapshot = s.snapshotChanged;
         entry.usage = s.usageChanged && s.parts.usage !== undefined;
+        entry.origin = s.originChanged;
         if (evaluatedChanged(s.row, state, tiers, gap)) Object.assign(entry, { state, tiers, gap, setState: true });
         return s.row.id;
       },
@@ -541,24 +542,26 @@ export class PgWriter {
     const rows = inserts.map(({ id, s, state, tiers, gap }) => {
       const [prefixId, snapshotProvider, expectMiss, hashes, markers, blocks] = snapshotColumns(s.parts.snapshot, this.names);
       return [id, s.projectId, ridOf(s.requestId), s.requestId, s.streamId, s.turn?.ts ?? null, prefixId, snapshotProvider, expectMiss,
-        hashes?.toString('hex') ?? null, markers, ...usageColumns(s.parts.usage, this.names), state, tiers, ...gap, blocks] as const;
+        hashes?.toString('hex') ?? null, markers, ...usageColumns(s.parts.usage, this.names), state, tiers, ...gap, blocks,
+        ...originColumns(s.parts.origin)] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
       INSERT INTO turns (id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes,
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported,
-        write_reported, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks)
+        write_reported, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id)
       SELECT id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, decode(message_hashes, 'hex'),
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported::boolean,
-        write_reported::boolean, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks
+        write_reported::boolean, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id
       FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::bigint[], ${col(3)}::text[], ${col(4)}::int[], ${col(5)}::bigint[],
         ${col(6)}::int[], ${col(7)}::int[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::text[], ${col(11)}::bigint[], ${col(12)}::bigint[],
         ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[], ${col(18)}::bigint[],
         ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[], ${col(24)}::int[],
-        ${col(25)}::int[], ${col(26)}::bigint[], ${col(27)}::bigint[], ${col(28)}::text[])
+        ${col(25)}::int[], ${col(26)}::bigint[], ${col(27)}::bigint[], ${col(28)}::text[], ${col(29)}::text[], ${col(30)}::text[],
+        ${col(31)}::text[])
         AS u(id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers,
           end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported,
-          diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks)`;
+          diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id)`;
   }
 
   /** One UPDATE for every changed turn: each row sets only the column groups that changed (placement, snapshot, usage, state). */
@@ -568,7 +571,8 @@ export class PgWriter {
       const usage = u.usage && u.s ? usageColumns(u.s.parts.usage, this.names) : usageColumns(undefined, this.names);
       // Flags as 0/1: the driver sends an array of booleans as one boolean.
       return [id, +u.place, u.place ? u.s!.streamId : null, u.place ? (u.s!.turn?.ts ?? null) : null, +u.snapshot, snapshot[0], snapshot[1],
-        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers, ...u.gap, snapshot[5]] as const;
+        snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers, ...u.gap, snapshot[5],
+        +u.origin, ...originColumns(u.origin && u.s ? u.s.parts.origin : undefined)] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
@@ -597,15 +601,19 @@ export class PgWriter {
         tiers = CASE WHEN u.st = 1 THEN u.tiers ELSE t.tiers END,
         gap_bucket = CASE WHEN u.st = 1 THEN u.gap_bucket ELSE t.gap_bucket END,
         gap_stake = CASE WHEN u.st = 1 THEN u.gap_stake ELSE t.gap_stake END,
-        gap_rewritten = CASE WHEN u.st = 1 THEN u.gap_rewritten ELSE t.gap_rewritten END
+        gap_rewritten = CASE WHEN u.st = 1 THEN u.gap_rewritten ELSE t.gap_rewritten END,
+        agent_version = CASE WHEN u.orig = 1 THEN u.agent_version ELSE t.agent_version END,
+        trace_id = CASE WHEN u.orig = 1 THEN u.trace_id ELSE t.trace_id END,
+        span_id = CASE WHEN u.orig = 1 THEN u.span_id ELSE t.span_id END
       FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::int[], ${col(3)}::bigint[], ${col(4)}::int[], ${col(5)}::int[],
         ${col(6)}::int[], ${col(7)}::text[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::int[], ${col(11)}::bigint[],
         ${col(12)}::bigint[], ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[],
         ${col(18)}::bigint[], ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[],
-        ${col(24)}::int[], ${col(25)}::int[], ${col(26)}::int[], ${col(27)}::bigint[], ${col(28)}::bigint[], ${col(29)}::text[])
+        ${col(24)}::int[], ${col(25)}::int[], ${col(26)}::int[], ${col(27)}::bigint[], ${col(28)}::bigint[], ${col(29)}::text[],
+        ${col(30)}::int[], ${col(31)}::text[], ${col(32)}::text[], ${col(33)}::text[])
         AS u(id, place, stream_id, ts, snap, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, use, end_ts,
           ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported, diagnostics,
-          st, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks)
+          st, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, orig, agent_version, trace_id, span_id)
       WHERE t.id = u.id`;
   }
 

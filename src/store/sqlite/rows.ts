@@ -2,7 +2,7 @@
 // what a turn adds to the rollups.
 import { hashString } from '../../core/hash.js';
 import type { TurnParts, UsagePart } from '../../core/join.js';
-import { TURN_STATES, type BreakRecord, type Turn, type TurnState } from '../../core/types.js';
+import { TURN_STATES, type BreakRecord, type Turn, type TurnOrigin, type TurnState } from '../../core/types.js';
 import type { Sums } from '../schema.js';
 import type { Names } from '../evaluate/names.js';
 
@@ -10,7 +10,7 @@ export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers', 'gap_bucket', 'gap_stake',
-  'gap_rewritten', 'message_blocks',
+  'gap_rewritten', 'message_blocks', 'agent_version', 'trace_id', 'span_id',
 ] as const;
 
 /** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
@@ -51,6 +51,9 @@ export interface TurnRow {
   gap_stake: number | null;
   gap_rewritten: number | null;
   message_blocks: string | null;
+  agent_version: string | null;
+  trace_id: string | null;
+  span_id: string | null;
 }
 
 /**
@@ -86,8 +89,27 @@ export function storedJson<T>(text: string): T | undefined {
 /** What reading a turn row needs of the store's ids. */
 export type TurnNames = Pick<Names, 'labelValue' | 'streamById' | 'prefixOf'>;
 
+/** The origin columns of a turn row: agent_version, trace_id, span_id. */
+export function originColumns(origin: TurnOrigin | undefined): [string | null, string | null, string | null] {
+  return [origin?.agentVersion ?? null, origin?.traceId ?? null, origin?.spanId ?? null];
+}
+
+/** A stored break record; one stored before the record named its origin gets nulls. */
+export function storedBreak(text: string): BreakRecord | undefined {
+  const record = storedJson<BreakRecord>(text);
+  // Fields already stored keep their place: the record compares as JSON.
+  return record === undefined ? undefined : { ...record, agentVersion: record.agentVersion ?? null, traceId: record.traceId ?? null, spanId: record.spanId ?? null };
+}
+
 export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
   const parts: TurnParts = { requestId: row.request_id };
+  if (row.agent_version !== null || row.trace_id !== null || row.span_id !== null) {
+    const origin: TurnOrigin = {};
+    if (row.agent_version !== null) origin.agentVersion = row.agent_version;
+    if (row.trace_id !== null) origin.traceId = row.trace_id;
+    if (row.span_id !== null) origin.spanId = row.span_id;
+    parts.origin = origin;
+  }
   const stream = row.stream_id === null ? undefined : dictionary.streamById(row.stream_id);
   if (row.prefix_id !== null && stream && row.ts !== null) {
     const stored = dictionary.prefixOf(row.prefix_id);

@@ -75,7 +75,7 @@ import {
   type StoredCountsRow,
 } from '../summaries.js';
 import { allOf, breakConditions, breakPage, labelIds, rangeConditions, rollupConditions, type LabelKind } from '../filters.js';
-import { ridOf, rowToParts, storedJson, turnColumns, type TurnRow } from './rows.js';
+import { ridOf, rowToParts, storedBreak, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
 import { classifySqliteError } from './errors.js';
@@ -226,7 +226,7 @@ export class SqliteStore implements Store {
       .limit(page.limit + 1)
       .offset(explored.offset)
       .all();
-    const items = rows.slice(0, page.limit).flatMap((r) => storedJson<BreakRecord>(r.record) ?? []);
+    const items = rows.slice(0, page.limit).flatMap((r) => storedBreak(r.record) ?? []);
     return { items, nextCursor: explored.next(rows) };
   }
 
@@ -350,7 +350,7 @@ export class SqliteStore implements Store {
        WHERE t.rid = ? AND t.project_id = ? AND t.request_id = ?`,
     );
     const found = turn.get(ridOf(requestId), projectId, requestId);
-    const record = found?.record ? storedJson<BreakRecord>(found.record) : undefined;
+    const record = found?.record ? storedBreak(found.record) : undefined;
     if (!found || !record) return null;
     const baseline = turn.get(ridOf(record.previousRequestId), projectId, record.previousRequestId);
     const prefixOf = (row: TurnRow | undefined) => (row ? (rowToParts(row, this.dictionary).snapshot?.prefix ?? null) : null);

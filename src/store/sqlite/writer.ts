@@ -11,7 +11,7 @@ import { getTableColumns } from 'drizzle-orm';
 import { cloneHistory, type History } from '../../core/history.js';
 import type { DetectionOptions } from '../../core/options.js';
 import { COMPACT_AGENT, compareTurns, type Compaction } from '../../core/stream.js';
-import type { BreakRecord, Turn } from '../../core/types.js';
+import type { Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS } from '../schema.js';
 import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
 import { applyEvaluation, Deltas, evaluatedChanged, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
@@ -22,7 +22,7 @@ import { TailWriter } from './tail.js';
 import { TokenPointWriter } from './token-points.js';
 import type { Dictionary } from './dictionary.js';
 import { Lru } from './lru.js';
-import { ridOf, storedJson, turnColumns, type TurnRow } from './rows.js';
+import { originColumns, ridOf, storedBreak, turnColumns, type TurnRow } from './rows.js';
 
 /** What is known of a stream's end, so that appending to it needs no reads. */
 interface StreamTail {
@@ -58,7 +58,7 @@ export class Writer {
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
       'message_hashes', 'message_markers', 'message_blocks', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
       'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
-      'gap_bucket', 'gap_stake', 'gap_rewritten',
+      'gap_bucket', 'gap_stake', 'gap_rewritten', 'agent_version', 'trace_id', 'span_id',
     ];
     this.statements = {
       find: sqlite.prepare<[number, number, string], TurnRow>(
@@ -76,6 +76,7 @@ export class Writer {
         `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,
            write = ?, write_1h = ?, output = ?, cache_reported = ?, write_reported = ?, diagnostics = ? WHERE id = ?`,
       ),
+      setOrigin: sqlite.prepare('UPDATE turns SET agent_version = ?, trace_id = ?, span_id = ? WHERE id = ?'),
       setState: sqlite.prepare('UPDATE turns SET state = ?, tiers = ?, gap_bucket = ?, gap_stake = ?, gap_rewritten = ? WHERE id = ?'),
       // Newest first: read back from a point only as far as the history before it needs.
       before: sqlite.prepare<[number, number], TurnRow>(
@@ -275,7 +276,7 @@ export class Writer {
     dropBreak: (id) => void this.statements.dropBreak.run(id),
     storedBreak: (row) => {
       const stored = this.statements.breakOf.get(row.id);
-      return stored ? (storedJson<BreakRecord>(stored.record) ?? null) : null;
+      return stored ? (storedBreak(stored.record) ?? null) : null;
     },
   };
 
@@ -292,6 +293,7 @@ export class Writer {
         state,
         tiers,
         ...gap,
+        ...originColumns(s.parts.origin),
       );
       return Number(inserted.lastInsertRowid);
     }
@@ -299,6 +301,7 @@ export class Writer {
     if (s.row.stream_id !== s.streamId || s.row.ts !== ts) this.statements.place.run(s.streamId, ts, id);
     if (s.snapshotChanged) this.statements.setSnapshot.run(...snapshotColumns(snapshot, this.dictionary), id);
     if (s.usageChanged && usagePart) this.statements.setUsage.run(...usageColumns(usagePart, this.dictionary), id);
+    if (s.originChanged) this.statements.setOrigin.run(...originColumns(s.parts.origin), id);
     if (evaluatedChanged(s.row, state, tiers, gap)) this.statements.setState.run(state, tiers, ...gap, id);
     return id;
   }

@@ -4,7 +4,7 @@
 // record that is malformed is rejected with a message naming the attribute.
 import type { CacheEvent } from '../../../core/types.js';
 import type { TokenPoint } from '../../../store/store.js';
-import type { Telemetry } from '../records.js';
+import type { LogRecord, Span, Telemetry } from '../records.js';
 import { claudeCode } from './claude-code.js';
 import type { MappingContext } from './context.js';
 import type { Half } from './halves.js';
@@ -13,6 +13,7 @@ import { genai } from './genai.js';
 import { tokenMetrics } from './metrics.js';
 import { native } from './native.js';
 import { openInference } from './openinference.js';
+import { withOrigin } from './origin.js';
 import { qwenCode } from './qwen-code.js';
 import { MappingError, type Outcome, type Source } from './source.js';
 import { vercelAi } from './vercel-ai.js';
@@ -67,7 +68,8 @@ function mapEach<R>(
       else if ('ignored' in outcome) count(out, outcome.ignored);
       else if ('events' in outcome) {
         const origin = `${signal}[${index}] (${current.name})`;
-        const events = [...outcome.events];
+        // Joined halves carry no origin: which half's record gave it would depend on arrival.
+        const events = signal === 'points' ? [...outcome.events] : withOrigin(outcome.events, record as LogRecord | Span);
         for (const half of outcome.halves ?? []) {
           if (halvesInStore) out.halves.push({ half, origin });
           else events.push(...half.pairInMemory());
