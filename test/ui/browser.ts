@@ -45,6 +45,30 @@ export const shoot = (page: Page, name: string) => page.screenshot({ path: join(
 export const noSidewaysScroll = (page: Page) =>
   page.evaluate<boolean>("[document.documentElement, ...document.querySelectorAll('.scroll')].every((e) => e.scrollWidth <= e.clientWidth)");
 
-/** Names split across lines: a name (class nm) whose text lies on more than one line box. */
+/**
+ * Words split across lines in the tables of `within`: a name (class nm,
+ * which never wraps) on more than one line box, or any part of a word in a
+ * cell that is (a word may wrap after a hyphen, underscore, slash or comma,
+ * never inside the letters and digits between them).
+ */
 export const brokenNames = (page: Page, within: string) =>
-  page.locator(`${within} .nm`).evaluateAll((names) => names.filter((n) => n.getClientRects().length > 1).map((n) => n.textContent));
+  page.evaluate<string[]>(`(() => {
+    const lines = (range) => new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
+    const broken = [];
+    for (const name of document.querySelectorAll(${JSON.stringify(`${within} .nm`)})) {
+      const range = document.createRange();
+      range.selectNodeContents(name);
+      if (lines(range) > 1) broken.push(name.textContent);
+    }
+    const walker = document.createTreeWalker(document.querySelector(${JSON.stringify(within)}), NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.parentElement.closest('td')) continue;
+      for (const word of node.textContent.matchAll(/[^\\s_\\/,-]+[_\\/,-]?/g)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        if (lines(range) > 1) broken.push(word[0]);
+      }
+    }
+    return broken;
+  })()`);

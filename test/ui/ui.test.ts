@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { tempDir } from '../helpers.js';
 import { getJson, startServer, type ServerProcess } from '../e2e/server.js';
-import { browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
+import { brokenNames, browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { ADDED_TOOL, CHANGED_TOOL, MARKUP_SESSION, MOVED_TOOLS, OLD_SESSION, TOOLS_SESSION, UNCHANGED_TOOL, uiWorkload } from './workload.js';
 
 let browser: Browser;
@@ -115,10 +115,11 @@ describe('web UI', () => {
     await page.waitForURL(/\/sessions\?range=7d$/);
     expect(await page.locator('#sessions').innerText()).toContain(OLD_SESSION);
     // Sorting keeps the range.
-    await page.locator('#sessions th a', { hasText: 'extra cost' }).click();
+    await page.locator('nav.sort a', { hasText: 'extra cost' }).click();
     await page.waitForURL(/\/sessions\?range=7d&order=extra_cost$/);
     expect(await page.locator('#sessions tbody tr td:nth-child(2)').first().innerText()).toBe(TOOLS_SESSION);
-    await page.locator('#sessions th a', { hasText: 'cache rate' }).click();
+    expect(await page.locator('nav.sort a[aria-current]').innerText()).toBe('extra cost');
+    await page.locator('nav.sort a', { hasText: 'cache rate' }).click();
     await page.waitForURL(/order=worst_cache_rate$/);
     // Search by agent finds the one session with a subagent.
     await page.getByLabel('search sessions').fill('subagent');
@@ -165,16 +166,38 @@ describe('web UI', () => {
     await page.close();
   });
 
-  it('does not scroll sideways at 700 px on any view', { timeout: 60_000 }, async () => {
-    const { page, problems } = await openPage(browser, 700);
-    for (const [name, path] of [['overview', '/?range=7d'], ['overview-all', '/?range=all'], ['sessions', '/sessions?range=7d'], ['session', `/sessions/${TOOLS_SESSION}`], ['break', '/breaks/t3'], ['insights', '/insights?range=7d']] as const) {
-      await page.goto(`${server.url}${path}`);
-      expect(await noSidewaysScroll(page), name).toBe(true);
-      await shoot(page, `${name}-700`);
+  /** Every view of the navigation, and the pages it leads to. */
+  const VIEWS = [
+    ['overview', '/?range=7d'],
+    ['overview-all', '/?range=all'],
+    ['sessions', '/sessions?range=7d'],
+    ['session', `/sessions/${TOOLS_SESSION}`],
+    ['breaks', '/breaks?range=7d'],
+    ['break', '/breaks/t3'],
+    ['causes', '/causes?range=7d'],
+    ['insights', '/insights?range=7d'],
+    ['alerts', '/alerts'],
+  ] as const;
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const width of [1280, 700]) {
+      it(`draws every view readable in ${scheme} at ${width} px, none scrolling sideways`, { timeout: 60_000 }, async () => {
+        const { page, problems } = await openPage(browser, width, scheme);
+        const lightness = (rgb: string) => (rgb.match(/\d+/g) ?? []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
+        for (const [name, path] of VIEWS) {
+          await page.goto(`${server.url}${path}`);
+          expect(await noSidewaysScroll(page), name).toBe(true);
+          expect(await brokenNames(page, 'main'), name).toEqual([]);
+          // The text follows the scheme, far from its background.
+          const [fg, bg] = await page.evaluate<string[]>('[getComputedStyle(document.body).color, getComputedStyle(document.documentElement).backgroundColor]');
+          expect(lightness(fg!) > 128, name).toBe(scheme === 'dark');
+          expect(Math.abs(lightness(fg!) - lightness(bg!)), name).toBeGreaterThan(120);
+          await shoot(page, `${name}-${scheme}-${width}`);
+        }
+        expect(problems).toEqual([]);
+        await page.close();
+      });
     }
-    expect(problems).toEqual([]);
-    await page.close();
-  });
+  }
 
   it('asks for a key where keys exist, and shows only the key\'s project', { timeout: 60_000 }, async () => {
     const db = join(tempDir(), 'keys.db');

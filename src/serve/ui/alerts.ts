@@ -5,7 +5,7 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../../app.js';
 import type { Alert, Alerts } from '../../alerts/alerts.js';
 import { rulesOf } from '../alerts.js';
-import { html, Html, percent, utc } from './html.js';
+import { html, type Html, percent, utc, wrappable } from './html.js';
 import { layout } from './layout.js';
 import { uiRangeOf } from './range.js';
 
@@ -13,11 +13,6 @@ function figure(alert: Alert): string {
   if (alert.rule === 'cache_rate_below') return `${percent(alert.value)} (below ${percent(alert.threshold)})`;
   if (alert.rule === 'extra_cost_above') return `$${alert.value.toFixed(2)}/h (above $${(alert.threshold ?? 0).toFixed(2)}/h)`;
   return `${alert.value} break${alert.value === 1 ? '' : 's'}`;
-}
-
-/** A snake_case name that wraps after its underscores and slashes, never inside a word. */
-function wrappable(name: string): Html {
-  return html`${name.split(/(?<=[_/])/).map((part, i) => html`${i > 0 ? new Html('<wbr>') : ''}${part}`)}`;
 }
 
 function rulesText(alerts: Alerts | undefined): Html {

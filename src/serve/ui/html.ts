@@ -38,6 +38,14 @@ export function cost(amount: number | null, unpriced = 0): string {
 }
 /** A name (model, agent, tool, reason; a date) that wraps only between names, never inside one. */
 export const unbroken = (text: string) => html`<span class="nm">${text}</span>`;
+/** A name (snake_case, kebab-case, a path, an id) that wraps after its underscores, hyphens, slashes and commas, never inside a part. */
+export function wrappable(name: string): Html {
+  return html`<span class="wrap">${name.split(/(?<=[_/,-])/).map((part, i) => html`${i > 0 ? new Html('<wbr>') : ''}${part}`)}</span>`;
+}
+/** Names separated by commas, each wrapping only between its parts. */
+export const nameList = (names: readonly string[]) => html`${names.map((name, i) => html`${i > 0 ? ', ' : ''}${wrappable(name)}`)}`;
+/** A time in a table cell: the date and the time of day each kept whole. */
+export const when = (ms: number) => html`${unbroken(utc(ms).slice(0, 10))} ${unbroken(utc(ms).slice(11))}`;
 export const utc = (ms: number) => `${(storedIso(ms) ?? '(no time)').slice(0, 19).replace('T', ' ')} UTC`;
 
 /** Data for a page's script, in a <script type="application/json">: no "<" can end the element early. */

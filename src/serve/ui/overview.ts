@@ -9,7 +9,7 @@ import type { BreakRecord } from '../../core/types.js';
 import type { Agreement } from '../../core/verdicts.js';
 import { agreementOf } from '../../store/harness-breaks.js';
 import type { StatsRow, TotalsRow } from '../../store/store.js';
-import { cost, count, html, Html, percent, utc } from './html.js';
+import { cost, count, html, Html, nameList, percent, unbroken, when, wrappable } from './html.js';
 import { layout, type Chart } from './layout.js';
 import { intervalFor, linkTo, uiRangeOf, type UiRange } from './range.js';
 
@@ -78,7 +78,7 @@ function reasonTable(rows: TotalsRow[], range: UiRange): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in this range.</p>`;
   return html`<div class="scroll"><table id="reasons"><thead><tr><th>reason</th><th class="n">breaks</th><th class="n">missed tokens</th><th class="n">extra cost ▾</th></tr></thead><tbody>${breaks.map(
     (r) =>
-      html`<tr><td class="reason"><a href="${linkTo('/breaks', range, { reason: r.group!, order: 'extra_cost' })}">${r.group}</a></td><td class="n">${count(r.breaks)}</td><td class="n">${count(r.missedCacheReadTokens)}</td><td class="n">${costOf(r)}</td></tr>`,
+      html`<tr><td class="reason"><a href="${linkTo('/breaks', range, { reason: r.group!, order: 'extra_cost' })}">${wrappable(r.group!)}</a></td><td class="n">${count(r.breaks)}</td><td class="n">${count(r.missedCacheReadTokens)}</td><td class="n">${costOf(r)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 
@@ -100,7 +100,7 @@ function agreementLine(agreement: Agreement): Html | string {
   if (agreement.provider.compared > 0 && agreement.provider.alone > 0) parts.push(`the provider said nothing on ${count(agreement.provider.alone)} (ours alone)`);
   const rate = (side: { compared: number; agreed: number }) => (side.compared === 0 ? '–' : `${count(side.agreed)} of ${count(side.compared)}`);
   const rows = agreement.reasons.map(
-    (r) => html`<tr><td>${r.cachebreak}</td><td class="num">${count(r.breaks)}</td><td class="num">${rate(r.harness)}</td><td class="num">${rate(r.provider)}</td><td class="num">${count(r.provider.alone)}</td></tr>`,
+    (r) => html`<tr><td>${wrappable(r.cachebreak)}</td><td class="num">${count(r.breaks)}</td><td class="num">${rate(r.harness)}</td><td class="num">${rate(r.provider)}</td><td class="num">${count(r.provider.alone)}</td></tr>`,
   );
   return html`<p class="muted" id="agreement">Other verdicts on these breaks: ${parts.join('; ')}.</p>
 <div class="scroll"><table id="agreement-reasons"><thead><tr><th>cachebreak</th><th>breaks</th><th>harness agreed</th><th>provider agreed</th><th>provider silent</th></tr></thead><tbody>${rows}</tbody></table></div>`;
@@ -108,9 +108,9 @@ function agreementLine(agreement: Agreement): Html | string {
 
 function latestBreaks(breaks: BreakRecord[], range: UiRange): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in this range.</p>`;
-  return html`<div class="scroll"><table id="latest-breaks"><thead><tr><th>time</th><th>session</th><th>agent</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
+  return html`<div class="scroll"><table id="latest-breaks" class="cards"><thead><tr><th>time</th><th>session</th><th>agent</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
     (b) =>
-      html`<tr><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${utc(b.ts)}</a></td><td><a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code>${b.sessionId}</code></a></td><td>${b.agentId}</td><td class="reason">${b.reason}</td><td><code>${b.changedToolNames.join(', ')}</code></td><td class="n">${count(b.missedCacheReadTokens)}</td><td class="n">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
+      html`<tr><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${when(b.ts)}</a></td><td><a href="${linkTo(`/sessions/${encodeURIComponent(b.sessionId)}`, range)}"><code>${wrappable(b.sessionId)}</code></a></td><td>${unbroken(b.agentId)}</td><td class="reason">${wrappable(b.reason)}</td><td data-label="changed tools">${b.changedToolNames.length === 0 ? '' : html`<code>${nameList(b.changedToolNames)}</code>`}</td><td class="n" data-label="missed tokens">${count(b.missedCacheReadTokens)}</td><td class="n" data-label="extra cost">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

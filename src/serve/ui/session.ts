@@ -6,7 +6,7 @@ import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { TurnView } from '../../store/store.js';
-import { cost, count, html, Html, utc } from './html.js';
+import { cost, count, html, Html, nameList, utc, when, wrappable } from './html.js';
 import { layout, type Chart } from './layout.js';
 import { linkTo, uiRangeOf, type UiRange } from './range.js';
 
@@ -36,7 +36,7 @@ function breakList(turns: TurnView[], range: UiRange): Html {
   if (breaks.length === 0) return html`<p class="muted">No breaks in this stream.</p>`;
   return html`<div class="scroll"><table class="breaks"><thead><tr><th class="n">turn</th><th>time</th><th>reason</th><th>changed tools</th><th class="n">missed tokens</th><th class="n">extra cost</th></tr></thead><tbody>${breaks.map(
     ({ n, b }) =>
-      html`<tr><td class="n">${n}</td><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${utc(b.ts)}</a></td><td class="reason">${b.reason}</td><td><code>${b.changedToolNames.join(', ')}</code></td><td class="n">${count(b.missedCacheReadTokens)}</td><td class="n">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
+      html`<tr><td class="n">${n}</td><td><a href="${linkTo(`/breaks/${encodeURIComponent(b.requestId)}`, range)}">${when(b.ts)}</a></td><td class="reason">${wrappable(b.reason)}</td><td><code>${nameList(b.changedToolNames)}</code></td><td class="n">${count(b.missedCacheReadTokens)}</td><td class="n">${cost(b.estimatedExtraCostUsd)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

@@ -5,7 +5,7 @@ import type { Hono } from 'hono';
 import type { AppEnv, ReadDeps } from '../../app.js';
 import { CachebreakError } from '../../errors.js';
 import type { SessionOrder, SessionSummary } from '../../store/store.js';
-import { cost, count, html, Html, percent, utc } from './html.js';
+import { cost, count, html, Html, percent, unbroken, when, wrappable } from './html.js';
 import { layout } from './layout.js';
 import { linkTo, uiRangeOf, type UiRange } from './range.js';
 
@@ -15,11 +15,14 @@ const SHOWN = 200;
 const ORDERS: Record<SessionOrder, string> = { recent: 'most recent', worst_cache_rate: 'worst cache rate', extra_cost: 'extra cost' };
 
 function table(sessions: SessionSummary[], range: UiRange, keep: Record<string, string>): Html {
-  const sortLink = (order: SessionOrder, label: string) =>
-    html`<a href="${linkTo('/sessions', range, { ...keep, order })}" title="sort by ${ORDERS[order]}">${label}${(keep.order ?? 'recent') === order ? ' ▾' : ''}</a>`;
-  return html`<div class="scroll"><table id="sessions"><thead><tr><th>${sortLink('recent', 'last seen')}</th><th>session</th><th>agents</th><th class="n">turns</th><th class="n">breaks</th><th class="n">${sortLink('worst_cache_rate', 'cache rate')}</th><th class="n">${sortLink('extra_cost', 'extra cost')}</th></tr></thead><tbody>${sessions.map(
+  const current = keep.order ?? 'recent';
+  // Above the table, not in its head: on a narrow screen the rows are cards without one.
+  const sort = html`<nav class="sort" aria-label="sort">Sort: ${(Object.keys(ORDERS) as SessionOrder[]).map(
+    (order, i) => html`${i > 0 ? ' · ' : ''}<a href="${linkTo('/sessions', range, { ...keep, order })}"${order === current ? html` aria-current="true"` : ''}>${ORDERS[order]}</a>`,
+  )}</nav>`;
+  return html`${sort}<div class="scroll"><table id="sessions" class="cards"><thead><tr><th>last seen</th><th>session</th><th>agents</th><th class="n">turns</th><th class="n">breaks</th><th class="n">cache rate</th><th class="n">extra cost</th></tr></thead><tbody>${sessions.map(
     (s) =>
-      html`<tr><td>${utc(s.lastSeen)}</td><td><a href="${linkTo(`/sessions/${encodeURIComponent(s.sessionId)}`, range)}"><code>${s.sessionId}</code></a></td><td>${s.agentIds.join(', ')}</td><td class="n">${count(s.turns)}</td><td class="n">${count(s.breaks)}</td><td class="n">${percent(s.cacheRate)}</td><td class="n">${s.breaks === 0 ? '' : cost(s.estimatedExtraCostUsd, s.unpricedBreaks)}</td></tr>`,
+      html`<tr><td>${when(s.lastSeen)}</td><td><a href="${linkTo(`/sessions/${encodeURIComponent(s.sessionId)}`, range)}"><code>${wrappable(s.sessionId)}</code></a></td><td>${s.agentIds.map((agent, i) => html`${i > 0 ? ', ' : ''}${unbroken(agent)}`)}</td><td class="n" data-label="turns">${count(s.turns)}</td><td class="n" data-label="breaks">${count(s.breaks)}</td><td class="n" data-label="cache rate">${percent(s.cacheRate)}</td><td class="n" data-label="extra cost">${s.breaks === 0 ? '' : cost(s.estimatedExtraCostUsd, s.unpricedBreaks)}</td></tr>`,
   )}</tbody></table></div>`;
 }
 

@@ -44,10 +44,12 @@ ol.prefix li.fold ol.prefix { padding-left: 22px; }
 .gap { height: 12px; background: var(--card); border: 1px solid var(--line); border-radius: 6px; position: relative; margin: 6px 0; max-width: 600px; }
 .gap .bar { position: absolute; inset: 0 auto 0 0; background: var(--warn); border-radius: 6px; }
 .gap .ttl { position: absolute; top: -4px; bottom: -4px; width: 2px; background: var(--bad); }
+.sort { margin: 8px 0; } .sort a[aria-current] { font-weight: 600; text-decoration: none; color: var(--fg); }
 .search { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .search input[type=search] { flex: 1 1 200px; font: inherit; }
 /* Names (models, agents, tools, reasons) wrap between one another, never inside one; ids only where they have spaces or hyphens. */
 .nm { white-space: nowrap; overflow-wrap: normal; }
+.wrap { overflow-wrap: normal; }
 code.id { overflow-wrap: normal; }
 table.cards th.n { white-space: normal; }
 /* A wide table as cards on a narrow screen: each row a block, each cell labelled. */
