@@ -80,8 +80,8 @@ export interface SnapshotContent {
    */
   messageBlockCounts?: number[];
   /**
-   * A size estimate of the prefix, filled only where raw content is read (a
-   * request body): the characters of the JSON of the tools and system, then
+   * A size estimate of the prefix, filled where raw content is read (a
+   * request body) or sent by a client that sized it: the characters of the JSON of the tools and system, then
    * of tools, system and messages through each `messageHashes` entry (one
    * more entry than messageHashes). Sizes only, never content; what part of
    * a fan-out's write could have been shared (insights/fanout.ts).

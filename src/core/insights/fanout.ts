@@ -11,12 +11,12 @@
 // - Written more than once: for every turn after the first, the part of its
 //   write it could have shared with the first: tools, system and the leading
 //   messages equal to the first's, not its own messages. With a size estimate
-//   (prefixChars, from raw request bodies) that part is
-//     shared = (tools and system + messages in common) / whole prefix, in characters
-//     min(its write, the first's write, round(its write × shared)),
-//   taking its write as the tail of its prefix that no earlier request had
-//   cached, the shared part first. Without one (hash-only events) it is
-//   min(its write, the first's write), which counts its own messages too.
+//   (prefixChars, from raw request bodies) its write is split between the
+//   shared part and its own in proportion to their characters:
+//     min(its write, the first's write, round(its write × shared / whole)),
+//   shared = tools, system and the messages in common, whole = its prefix.
+//   Without one (hash-only events) it is min(its write, the first's write),
+//   which counts its own messages too.
 //   Had it waited for the first's first token it would have read those
 //   tokens: the cost is what writing them cost beyond reading them, at the
 //   turn's price (core/prices.ts extraCostUsd), unpriced models counted apart.
