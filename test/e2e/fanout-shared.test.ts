@@ -71,4 +71,20 @@ describe('fan-out through the proxy', () => {
       await upstream.close();
     }
   });
+
+  it('refuses size estimates that do not fit the message hashes or do not run up, naming the field, and stores the rest', async () => {
+    const server = await startServer();
+    const event = (requestId: string, prefixChars: number[]) => ({
+      type: 'turn', requestId, sessionId: requestId, ts: iso(Date.now()), provider: 'anthropic', model: 'claude-sonnet-4-5',
+      messageHashes: [opaqueHash('one'), opaqueHash('two')], prefixChars, usage: anthropicUsage(0, 15_000, 3),
+    });
+    const reply = await postEvents(server.url, [event('short', [100, 150]), event('falling', [100, 150, 120]), event('good', [100, 150, 170])]);
+    expect(reply.body).toMatchObject({
+      accepted: 1,
+      rejected: [
+        { index: 0, field: 'prefixChars', error: expect.stringContaining('one per messageHashes entry (3), got 2') },
+        { index: 1, field: 'prefixChars', error: expect.stringContaining('running totals') },
+      ],
+    });
+  });
 });
