@@ -84,7 +84,8 @@ function snapshotRank(part: SnapshotPart): [number[], string] {
   const told = defined(p.systemHash, p.tools, p.cacheControlHash, p.messageHashes, p.markers, p.params, part.provider, part.expectMiss, p.messageBlockCounts);
   const key = [part.ts, part.sessionId, part.agentId, part.model, part.provider, part.expectMiss, p.systemHash,
     p.systemBlockHashes?.join(','), p.toolsHash, p.cacheControlHash, p.ttlMs, p.messageHashes?.length, p.markers?.join(' '),
-    p.params && JSON.stringify(p.params), p.partial, ...(p.messageBlockCounts ? [p.messageBlockCounts.join(',')] : [])];
+    p.params && JSON.stringify(p.params), p.partial, ...(p.messageBlockCounts ? [p.messageBlockCounts.join(',')] : []),
+    ...(p.prefixChars ? [`chars ${p.prefixChars.join(',')}`] : [])];
   return [[told], JSON.stringify(key)];
 }
 

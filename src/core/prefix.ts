@@ -125,6 +125,7 @@ export function toPrefix(snapshot: SnapshotContent): Prefix {
     prefix.messageHashes = snapshot.messageHashes;
     const blocks = blockCounts(snapshot.messageHashes, snapshot.messageBlockCounts);
     if (blocks !== undefined) prefix.messageBlockCounts = blocks;
+    if (snapshot.prefixChars?.length === snapshot.messageHashes.length + 1) prefix.prefixChars = snapshot.prefixChars;
   }
   if (snapshot.partial !== undefined) prefix.partial = snapshot.partial;
   return prefix;

@@ -79,6 +79,14 @@ export interface SnapshotContent {
    * messages (SPEC §4.12). Absent: one block each.
    */
   messageBlockCounts?: number[];
+  /**
+   * A size estimate of the prefix, filled where raw content is read (a
+   * request body) or sent by a client that sized it: the characters of the JSON of the tools and system, then
+   * of tools, system and messages through each `messageHashes` entry (one
+   * more entry than messageHashes). Sizes only, never content; what part of
+   * a fan-out's write could have been shared (insights/fanout.ts).
+   */
+  prefixChars?: number[];
   /** Anthropic `thinking` (enabled, budget), raw or as a client hash. */
   thinking?: unknown;
   thinkingHash?: string;
@@ -198,6 +206,8 @@ export interface Prefix {
   messageHashes?: string[];
   /** Content blocks per message, when some message has other than one (absent: one each). */
   messageBlockCounts?: number[];
+  /** SnapshotContent.prefixChars, when it has one entry more than messageHashes. */
+  prefixChars?: number[];
   /** The snapshot was built from a cut body (see CutPlace). */
   partial?: CutPlace;
 }

@@ -75,6 +75,8 @@ export function shareMessages(prefix: Prefix, earlier: Prefix | undefined): numb
     length: hashes.length,
   };
   attach(prefix, list);
+  // A size per message would grow with turns times messages again; only the stored fan-out insight reads it.
+  delete prefix.prefixChars;
   return bytesOf(list);
 }
 

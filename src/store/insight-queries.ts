@@ -9,7 +9,7 @@ import { GAP_BUCKETS, ONE_HOUR, type GapRow } from '../core/insights/ttl.js';
 import { toTurn } from '../core/join.js';
 import { byCodePoint } from '../core/hash.js';
 import { labelIds, type LabelLookup } from './filters.js';
-import { rowToParts, stateIndex, type TurnNames, type TurnRow } from './sqlite/rows.js';
+import { decodeMessageHashes, rowToParts, stateIndex, storedJson, type TurnNames, type TurnRow } from './sqlite/rows.js';
 import type { Filters, StreamSums, TimeRange } from './store.js';
 
 /** Text as the backend orders and compares it: byte-wise, whatever the database's collation. */
@@ -156,6 +156,8 @@ export type ColdTurnRow = {
   tools_hash: string | null;
   write: number;
   write_1h: number | null;
+  message_hashes: Buffer | null;
+  prefix_chars: string | null;
 };
 
 /** Inlined, not bound: a planner uses the partial index turns_cold only for the literal it was made with. */
@@ -164,7 +166,7 @@ const COLD = sql.raw(String(stateIndex('cold')));
 /** Turns in state cold in the range, oldest first, with their prefix keys (see Store.coldTurns): through the turns_cold index. */
 export function coldTurnsQuery(lookup: LabelLookup, projectId: number, range: TimeRange, filters: Filters, limit: number, bytewise: Bytewise): SQL {
   return sql`SELECT t.request_id, s.session_id, coalesce(a.value, 'main') AS agent, t.ts, p.model, coalesce(pr.value, '') AS provider,
-      p.system_hash, ts2.hash AS tools_hash, t.write, t.write_1h
+      p.system_hash, ts2.hash AS tools_hash, t.write, t.write_1h, t.message_hashes, t.prefix_chars
     FROM turns t
     JOIN streams s ON s.id = t.stream_id
     JOIN prefixes p ON p.id = t.prefix_id
@@ -188,5 +190,13 @@ export function coldTurnOf(r: ColdTurnRow): ColdTurn {
     toolsHash: r.tools_hash,
     write: r.write,
     write1h: r.write_1h ?? 0,
+    messageHashes: r.message_hashes === null ? null : decodeMessageHashes(r.message_hashes),
+    prefixChars: prefixCharsOf(r.prefix_chars),
   };
+}
+
+/** A stored size estimate, or null when absent or not a list of sizes. */
+function prefixCharsOf(text: string | null): number[] | null {
+  const chars = text === null ? undefined : storedJson<unknown>(text);
+  return Array.isArray(chars) && chars.every((n) => typeof n === 'number') ? chars : null;
 }

@@ -174,6 +174,8 @@ export const turns = sqliteTable(
     agentVersion: text('agent_version'),
     traceId: text('trace_id'),
     spanId: text('span_id'),
+    /** Size estimate of the prefix as JSON ([tools and system, then the running total per message]), from raw content only: what part of a write could be shared. */
+    prefixChars: text('prefix_chars'),
   },
   (t) => [
     index('turns_rid').on(t.rid),

@@ -30,8 +30,11 @@ export function contentStrings(value: unknown, key?: string): string[] {
   return Object.entries(value).flatMap(([k, v]) => contentStrings(v, k));
 }
 
-/** The snapshot without its cache settings: what a cache_control-only change must leave alone. */
-export function contentOf(snapshot: SnapshotContent): Omit<SnapshotContent, 'cacheControl'> {
-  const { cacheControl: _, ...content } = snapshot;
+/**
+ * The snapshot without its cache settings and its size estimate (the JSON as
+ * sent, markers included): what a cache_control-only change must leave alone.
+ */
+export function contentOf(snapshot: SnapshotContent): Omit<SnapshotContent, 'cacheControl' | 'prefixChars'> {
+  const { cacheControl: _, prefixChars: _sizes, ...content } = snapshot;
   return content;
 }

@@ -104,7 +104,9 @@ describe('Anthropic Messages snapshot', () => {
     const differs = snapshot.tools?.map((tool, i) => tool.schemaHash !== base.tools?.[i]?.schemaHash);
     expect(differs).toEqual([false, false, false, false, false, false, false, true, false]);
     expect(snapshot.tools?.[7]?.name).toBe('mcp__github__search_issues');
-    expect({ ...snapshot, tools: undefined }).toEqual({ ...base, tools: undefined });
+    // The size estimate grows with the description; nothing else changes.
+    expect(snapshot.prefixChars![0]).toBe(base.prefixChars![0]! + ' Results are paginated.'.length);
+    expect({ ...snapshot, tools: undefined, prefixChars: undefined }).toEqual({ ...base, tools: undefined, prefixChars: undefined });
   });
 
   it('reordering tools changes their order only', () => {
@@ -164,6 +166,8 @@ describe('Anthropic Messages snapshot', () => {
       cacheControl: { enabled: false },
       messageHashes: [],
       messageBlockCounts: [],
+      // The JSON of an empty tool list.
+      prefixChars: [2],
       // Known to be absent: turning thinking or tool_choice on later is a change.
       params: {},
     });

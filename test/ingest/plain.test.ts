@@ -63,6 +63,10 @@ const event = fc.record(
       fc.oneof(fc.constant(undefined), fc.array(fc.nat({ max: 40 }), { maxLength: 4 })),
       fc.oneof(fc.array(fc.oneof(fc.integer({ min: -2, max: -1 }), fc.double(), fc.constant(2_000_000), fc.constant('3')), { minLength: 1, maxLength: 3 }), anyValue),
     ),
+    prefixChars: mostly(
+      fc.oneof(fc.constant(undefined), fc.array(fc.nat(), { maxLength: 5 })),
+      fc.oneof(fc.array(fc.oneof(fc.integer({ min: -2, max: -1 }), fc.double(), fc.constant(2 ** 53), fc.constant('3')), { minLength: 1, maxLength: 3 }), anyValue),
+    ),
     expectMiss: fc.oneof(fc.constant(undefined), text(64)),
     agentVersion: mostly(fc.oneof(fc.constant(undefined), text(128)), anyValue),
     traceId: mostly(fc.oneof(fc.constant(undefined), fc.stringMatching(/^[0-9a-fA-F]{32}$/)), fc.oneof(fc.stringMatching(/^[0-9a-f]{31}$/), fc.constant('z'.repeat(32)), anyValue)),

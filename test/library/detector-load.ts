@@ -11,7 +11,10 @@ export function messages(count: number, rewrittenAt = -1): string[] {
 
 /** Turn i of one long conversation: 2i + 2 messages. */
 export function conversationTurn(i: number, sessionId = 'long'): TurnEvent {
-  return turn(`${sessionId}_${i}`, { sessionId, at: i * 10_000, messageHashes: messages(2 * i + 2), usage: i === 0 ? usage(0, 50_000) : usage(50_000, 500) });
+  const hashes = messages(2 * i + 2);
+  // As a raw body's snapshot has it: a size per message, which must not grow the state with turns times messages.
+  const prefixChars = [8_000, ...hashes.map((_, j) => 8_000 + 300 * (j + 1))];
+  return turn(`${sessionId}_${i}`, { sessionId, at: i * 10_000, messageHashes: hashes, prefixChars, usage: i === 0 ? usage(0, 50_000) : usage(50_000, 500) });
 }
 
 /** Turn i of session s of a load: 200 messages and more. */

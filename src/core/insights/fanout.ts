@@ -9,10 +9,17 @@
 // - A fan-out is two or more cold turns of one key, each starting within
 //   FANOUT_WINDOW_MS of the first of them.
 // - Written more than once: for every turn after the first, the part of its
-//   write the first also wrote, min(its write, the first's write). Had it
-//   waited for the first's first token it would have read those tokens: the
-//   cost is what writing them cost beyond reading them, at the turn's price
-//   (core/prices.ts extraCostUsd), unpriced models counted apart.
+//   write it could have shared with the first: tools, system and the leading
+//   messages equal to the first's, not its own messages. With a size estimate
+//   (prefixChars, from raw request bodies) its write is split between the
+//   shared part and its own in proportion to their characters:
+//     min(its write, the first's write, round(its write × shared / whole)),
+//   shared = tools, system and the messages in common, whole = its prefix.
+//   Without one (hash-only events) it is min(its write, the first's write),
+//   which counts its own messages too.
+//   Had it waited for the first's first token it would have read those
+//   tokens: the cost is what writing them cost beyond reading them, at the
+//   turn's price (core/prices.ts extraCostUsd), unpriced models counted apart.
 import { modelFamily } from '../family.js';
 import { extraCostUsd, type PriceLookup } from '../prices.js';
 import { Tally, type Priced } from './money.js';
@@ -33,6 +40,28 @@ export interface ColdTurn {
   toolsHash: string | null;
   write: number;
   write1h: number;
+  /** Message hashes in one form for all turns (the store's); null when unknown. */
+  messageHashes: readonly string[] | null;
+  /** Prefix.prefixChars; null without a size estimate. */
+  prefixChars: readonly number[] | null;
+}
+
+/** Leading messages of `turn` equal to the first's. */
+function commonMessages(first: readonly string[], turn: readonly string[]): number {
+  let n = 0;
+  while (n < first.length && n < turn.length && first[n] === turn[n]) n++;
+  return n;
+}
+
+/** What a later turn of a fan-out wrote of what it could have shared with the first (see the definitions above). */
+export function writtenAgain(first: ColdTurn, turn: ColdTurn): number {
+  const repeated = Math.min(turn.write, first.write);
+  const chars = turn.prefixChars;
+  if (chars === null || first.messageHashes === null || turn.messageHashes === null || chars.length !== turn.messageHashes.length + 1) return repeated;
+  const whole = chars[chars.length - 1]!;
+  if (whole === 0) return repeated;
+  const shared = chars[commonMessages(first.messageHashes, turn.messageHashes)]!;
+  return Math.min(repeated, Math.round((turn.write * shared) / whole));
 }
 
 export interface FanOut {
@@ -80,7 +109,7 @@ export function fanOuts(cold: readonly ColdTurn[], prices: PriceLookup, limit: n
         const money = new Tally();
         let tokens = 0;
         for (const turn of group.slice(1)) {
-          const repeated = Math.min(turn.write, first.write);
+          const repeated = writtenAgain(first, turn);
           tokens += repeated;
           const price = prices(turn.model, turn.provider || undefined);
           money.add(price === undefined ? null : extraCostUsd(price, repeated, 'explicit', turn));

@@ -3,7 +3,7 @@
 // level for automatic caching. Bedrock Converse has the same layout.
 import { hashContent } from '../hash.js';
 import type { CutPlace, SnapshotContent } from '../types.js';
-import { expectArray, modelOf, optionalArray, type JsonObject, type SnapshotOptions } from './common.js';
+import { expectArray, modelOf, optionalArray, prefixChars, type JsonObject, type SnapshotOptions } from './common.js';
 import { readMessage, readSystem } from './content.js';
 import type { CutObject } from './cut.js';
 import { autoMarkers, cacheControlOf, type Marker } from './markers.js';
@@ -46,6 +46,7 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
     cacheControl: cacheControlOf(markers, sizes),
     messageHashes,
     messageBlockCounts,
+    prefixChars: prefixChars([prefix.tools, prefix.system], prefix.messages),
   };
 }
 

@@ -55,3 +55,19 @@ export function modelOf(options: SnapshotOptions, value: unknown, field: string)
   if (typeof model !== 'string' || model === '') throw new SnapshotError(field, 'expected a non-empty string');
   return model;
 }
+
+/** The characters of a value's JSON: a size estimate of raw content. */
+function jsonChars(value: unknown): number {
+  return value === undefined ? 0 : (JSON.stringify(value)?.length ?? 0);
+}
+
+/**
+ * SnapshotContent.prefixChars of raw content: the JSON characters of the
+ * tools and system parts as sent, then the running total through each message.
+ */
+export function prefixChars(toolsAndSystem: readonly unknown[], messages: readonly unknown[]): number[] {
+  let total = toolsAndSystem.reduce<number>((sum, part) => sum + jsonChars(part), 0);
+  const sizes = [total];
+  for (const message of messages) sizes.push((total += jsonChars(message)));
+  return sizes;
+}

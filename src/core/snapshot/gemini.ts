@@ -3,7 +3,7 @@
 // implicit unless the request points at an explicit cache (cachedContent).
 import { hashString } from '../hash.js';
 import type { CacheControl, SnapshotContent } from '../types.js';
-import { expectString, modelOf, optionalArray, type JsonObject, type SnapshotOptions } from './common.js';
+import { expectString, modelOf, optionalArray, prefixChars, type JsonObject, type SnapshotOptions } from './common.js';
 import { hashMessages, readSystem } from './content.js';
 import { readTools } from './tools.js';
 
@@ -28,11 +28,14 @@ function cacheSettings(body: JsonObject): CacheControl {
 
 export function geminiSnapshot(body: JsonObject, options: SnapshotOptions): SnapshotContent {
   const system = field(body, 'systemInstruction', 'system_instruction');
-  return {
+  const snapshot: SnapshotContent = {
     model: modelName(modelOf(options, body.model, 'model')),
     ...readSystem(system.value, system.name).hashes,
     tools: readTools(optionalArray(body.tools, 'tools'), 'tools').tools,
     cacheControl: cacheSettings(body),
     messageHashes: hashMessages(body.contents, 'contents'),
   };
+  // hashMessages took contents as an array.
+  snapshot.prefixChars = prefixChars([body.tools, system.value], body.contents as unknown[]);
+  return snapshot;
 }

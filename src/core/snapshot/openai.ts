@@ -10,6 +10,7 @@ import {
   expectString,
   modelOf,
   optionalArray,
+  prefixChars,
   type JsonObject,
   type SnapshotOptions,
 } from './common.js';
@@ -59,6 +60,8 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
   const system = [...c.system];
   const messages: JsonObject[] = [];
   const blocks: number[] = [];
+  // The items as sent, for the size estimate: system ones after the tools and instructions.
+  const sent: { system: unknown[]; messages: unknown[] } = { system: [body.tools, body.instructions], messages: [] };
   const markers = [...c.tools.markers];
   for (const [i, raw] of c.items.entries()) {
     const field = `${c.field}[${i}]`;
@@ -67,6 +70,7 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
     const target = inSystem ? system : messages;
     const read = readMessage(raw, field, c.textType(item.role), inSystem ? 'system' : 'messages', target.length);
     target.push(read.message);
+    (inSystem ? sent.system : sent.messages).push(raw);
     markers.push(...read.markers);
     // A chat message's tool calls are blocks too; an item without content (a Responses function call) is one.
     if (!inSystem) blocks.push(Math.max(1, read.blocks + (Array.isArray(item.tool_calls) ? item.tool_calls.length : 0)));
@@ -79,6 +83,7 @@ function conversationSnapshot(body: JsonObject, c: Conversation): SnapshotConten
     cacheControl: cacheSettings(body, markers, { tools: c.tools.tools.length, system: system.length, messages: messages.length }),
     messageHashes: messages.map((message) => hashContent(message)),
     messageBlockCounts: blocks,
+    prefixChars: prefixChars(sent.system, sent.messages),
   };
 }
 

@@ -144,6 +144,16 @@ function snapshotContent(input: SnapshotInput | TurnInput): SnapshotContent {
     }
     content.messageBlockCounts = input.messageBlockCounts;
   }
+  if (input.prefixChars !== undefined) {
+    const hashes = input.messageHashes?.length ?? 0;
+    if (input.prefixChars.length !== hashes + 1) {
+      throw new Invalid('prefixChars', `expected one size for tools and system, then one per messageHashes entry (${hashes + 1}), got ${input.prefixChars.length}`);
+    }
+    if (input.prefixChars.some((n, i) => i > 0 && n < input.prefixChars![i - 1]!)) {
+      throw new Invalid('prefixChars', 'expected running totals: each entry at least the one before');
+    }
+    content.prefixChars = input.prefixChars;
+  }
   if (input.thinking !== undefined && input.thinkingHash !== undefined) {
     throw new Invalid('thinkingHash', 'send either thinking or thinkingHash, not both');
   }

@@ -29,10 +29,10 @@ function stringArray(v: unknown, maxItems: number, maxLength: number): boolean {
   return true;
 }
 
-function countArray(v: unknown, maxItems: number): boolean {
+function countArray(v: unknown, maxItems: number, maxCount = 1_000_000): boolean {
   if (v === undefined) return true;
   if (!Array.isArray(v) || v.length > maxItems) return false;
-  for (const item of v) if (!(Number.isSafeInteger(item) && item >= 0 && item <= 1_000_000)) return false;
+  for (const item of v) if (!(Number.isSafeInteger(item) && item >= 0 && item <= maxCount)) return false;
   return true;
 }
 
@@ -90,6 +90,7 @@ function snapshotPlain(e: Json, limits: Limits): boolean {
     optionalString(e.cacheControlHash, max) &&
     stringArray(e.messageHashes, 100_000, max) &&
     countArray(e.messageBlockCounts, 100_000) &&
+    countArray(e.prefixChars, 100_001, Number.MAX_SAFE_INTEGER) &&
     optionalString(e.expectMiss, 64) &&
     optionalString(e.thinkingHash, max) &&
     optionalString(e.toolChoiceHash, max) &&

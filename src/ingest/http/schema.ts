@@ -70,6 +70,11 @@ function buildSchemas(limits: Limits) {
       .max(100_000)
       .optional()
       .describe('Content blocks of each message (a text, a tool_use, a tool_result… each one), one per messageHashes entry: the cache lookback is counted in blocks'),
+    prefixChars: z
+      .array(z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER))
+      .max(100_001)
+      .optional()
+      .describe("A size estimate of the prefix, one more entry than messageHashes: the characters of the JSON of the tools and system as sent, then the running total through each message. Never content; lets the fan-out insight count only the shared part of each request's write"),
     thinking: z.unknown().optional().describe('Extended thinking settings as sent (e.g. {"type":"enabled","budget_tokens":8000}), or thinkingHash'),
     thinkingHash: hash.optional(),
     toolChoice: z.unknown().optional().describe('tool_choice as sent, or toolChoiceHash'),

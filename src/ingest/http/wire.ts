@@ -13,6 +13,7 @@ function content(c: SnapshotContent): Record<string, unknown> {
   if (c.cacheControlHash !== undefined) out.cacheControlHash = c.cacheControlHash;
   if (c.messageHashes !== undefined) out.messageHashes = c.messageHashes;
   if (c.messageBlockCounts !== undefined) out.messageBlockCounts = c.messageBlockCounts;
+  if (c.prefixChars !== undefined) out.prefixChars = c.prefixChars;
   for (const key of ['thinking', 'thinkingHash', 'toolChoice', 'toolChoiceHash', 'params', 'partial', 'continuesResponse'] as const) {
     if (c[key] !== undefined) out[key] = c[key];
   }

@@ -35,7 +35,7 @@ export const INSIGHT_ROUTE_DOCS: RouteDoc[] = [
   {
     method: 'GET',
     path: '/v1/insights/fanout',
-    summary: `Fan-out cold starts (docs/insights.md#fan-out-cold-starts): cold turns of one (model family, tools, system) prefix starting within 30 s of the first of them, each writing the prefix again, the most written again first: {fanOuts: [{model, ts, turns, sessions, requestIds (the first, then the others), writtenOnceTokens, writtenAgainTokens, cost}], fanOutCount, writtenAgainTokens, cost, advice}; cost (of the tokens written again beyond reading them) ${MONEY}`,
+    summary: `Fan-out cold starts (docs/insights.md#fan-out-cold-starts): cold turns of one (model family, tools, system) prefix starting within 30 s of the first of them, each writing the prefix again, the most written again first: {fanOuts: [{model, ts, turns, sessions, requestIds (the first, then the others), writtenOnceTokens, writtenAgainTokens (of each later turn's write, the part it could have shared: tools, system and the messages in common, sized from raw bodies; without a size estimate, as much as the first wrote), cost}], fanOutCount, writtenAgainTokens, cost, advice}; cost (of the tokens written again beyond reading them) ${MONEY}`,
     params: { from: PARAMS.from, to: PARAMS.to, sessionId: PARAMS.sessionId, agentId: PARAMS.agentId, limit: 'fan-outs listed, 1–1000 (default 20)' },
   },
   {

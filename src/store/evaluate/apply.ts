@@ -121,13 +121,13 @@ function observedTurn(turn: Turn, state: number): ObservedTurn {
   };
 }
 
-/** The snapshot columns of a turn row: prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, message_blocks. */
+/** The snapshot columns of a turn row: prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, message_blocks, prefix_chars. */
 export function snapshotColumns(
   snapshot: TurnParts['snapshot'],
   names: Names,
-): [number | null, number | null, string | null, Buffer | null, string | null, string | null] {
-  if (!snapshot) return [null, null, null, null, null, null];
-  const { messageHashes: messages, messageBlockCounts: blocks } = snapshot.prefix;
+): [number | null, number | null, string | null, Buffer | null, string | null, string | null, string | null] {
+  if (!snapshot) return [null, null, null, null, null, null, null];
+  const { messageHashes: messages, messageBlockCounts: blocks, prefixChars: chars } = snapshot.prefix;
   const markers = snapshot.prefix.markers?.filter(isMessageMarker) ?? [];
   return [
     names.prefix(snapshot.prefix),
@@ -136,6 +136,7 @@ export function snapshotColumns(
     messages ? encodeMessageHashes(messages) : null,
     markers.length > 0 ? JSON.stringify(markers) : null,
     blocks ? JSON.stringify(blocks) : null,
+    chars ? JSON.stringify(chars) : null,
   ];
 }
 

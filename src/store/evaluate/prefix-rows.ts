@@ -91,6 +91,7 @@ export function internedPrefix(stored: Prefix, prefix: Prefix): Prefix {
   const interned = { ...stored };
   if (prefix.messageHashes) interned.messageHashes = prefix.messageHashes;
   if (prefix.messageBlockCounts) interned.messageBlockCounts = prefix.messageBlockCounts;
+  if (prefix.prefixChars) interned.prefixChars = prefix.prefixChars;
   if (messageMarkers.length > 0) interned.markers = [...(stored.markers ?? []), ...messageMarkers];
   return interned;
 }

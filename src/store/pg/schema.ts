@@ -153,6 +153,8 @@ export const turns = pgTable(
     agentVersion: text('agent_version'),
     traceId: text('trace_id'),
     spanId: text('span_id'),
+    /** Size estimate of the prefix as JSON ([tools and system, then the running total per message]), from raw content only. */
+    prefixChars: text('prefix_chars'),
   },
   (t) => [
     index('turns_rid').on(t.rid),

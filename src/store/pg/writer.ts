@@ -540,39 +540,41 @@ export class PgWriter {
 
   private insertTurns(tx: Tx, inserts: Writes['inserts']): Promise<unknown> {
     const rows = inserts.map(({ id, s, state, tiers, gap }) => {
-      const [prefixId, snapshotProvider, expectMiss, hashes, markers, blocks] = snapshotColumns(s.parts.snapshot, this.names);
+      const [prefixId, snapshotProvider, expectMiss, hashes, markers, blocks, chars] = snapshotColumns(s.parts.snapshot, this.names);
       return [id, s.projectId, ridOf(s.requestId), s.requestId, s.streamId, s.turn?.ts ?? null, prefixId, snapshotProvider, expectMiss,
         hashes?.toString('hex') ?? null, markers, ...usageColumns(s.parts.usage, this.names), state, tiers, ...gap, blocks,
-        ...originColumns(s.parts.origin)] as const;
+        ...originColumns(s.parts.origin), chars] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
       INSERT INTO turns (id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes,
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported,
-        write_reported, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id)
+        write_reported, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id,
+        prefix_chars)
       SELECT id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, decode(message_hashes, 'hex'),
         message_markers, end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported::boolean,
-        write_reported::boolean, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id
+        write_reported::boolean, diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id,
+        prefix_chars
       FROM unnest(${col(0)}::bigint[], ${col(1)}::int[], ${col(2)}::bigint[], ${col(3)}::text[], ${col(4)}::int[], ${col(5)}::bigint[],
         ${col(6)}::int[], ${col(7)}::int[], ${col(8)}::text[], ${col(9)}::text[], ${col(10)}::text[], ${col(11)}::bigint[], ${col(12)}::bigint[],
         ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[], ${col(18)}::bigint[],
         ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[], ${col(24)}::int[],
         ${col(25)}::int[], ${col(26)}::bigint[], ${col(27)}::bigint[], ${col(28)}::text[], ${col(29)}::text[], ${col(30)}::text[],
-        ${col(31)}::text[])
+        ${col(31)}::text[], ${col(32)}::text[])
         AS u(id, project_id, rid, request_id, stream_id, ts, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers,
           end_ts, ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported,
-          diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id)`;
+          diagnostics, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, agent_version, trace_id, span_id, prefix_chars)`;
   }
 
   /** One UPDATE for every changed turn: each row sets only the column groups that changed (placement, snapshot, usage, state). */
   private updateTurns(tx: Tx, updates: Writes['updates']): Promise<unknown> {
     const rows = [...updates].sort((a, b) => a[0] - b[0]).map(([id, u]) => {
-      const snapshot = u.snapshot && u.s ? snapshotColumns(u.s.parts.snapshot, this.names) : [null, null, null, null, null, null] as const;
+      const snapshot = u.snapshot && u.s ? snapshotColumns(u.s.parts.snapshot, this.names) : [null, null, null, null, null, null, null] as const;
       const usage = u.usage && u.s ? usageColumns(u.s.parts.usage, this.names) : usageColumns(undefined, this.names);
       // Flags as 0/1: the driver sends an array of booleans as one boolean.
       return [id, +u.place, u.place ? u.s!.streamId : null, u.place ? (u.s!.turn?.ts ?? null) : null, +u.snapshot, snapshot[0], snapshot[1],
         snapshot[2], snapshot[3]?.toString('hex') ?? null, snapshot[4], +u.usage, ...usage, +u.setState, u.state, u.tiers, ...u.gap, snapshot[5],
-        +u.origin, ...originColumns(u.origin && u.s ? u.s.parts.origin : undefined)] as const;
+        +u.origin, ...originColumns(u.origin && u.s ? u.s.parts.origin : undefined), snapshot[6]] as const;
     });
     const col = <I extends number>(i: I) => rows.map((r) => r[i]);
     return tx`
@@ -585,6 +587,7 @@ export class PgWriter {
         message_hashes = CASE WHEN u.snap = 1 THEN decode(u.message_hashes, 'hex') ELSE t.message_hashes END,
         message_markers = CASE WHEN u.snap = 1 THEN u.message_markers ELSE t.message_markers END,
         message_blocks = CASE WHEN u.snap = 1 THEN u.message_blocks ELSE t.message_blocks END,
+        prefix_chars = CASE WHEN u.snap = 1 THEN u.prefix_chars ELSE t.prefix_chars END,
         end_ts = CASE WHEN u.use = 1 THEN u.end_ts ELSE t.end_ts END,
         ttft_ms = CASE WHEN u.use = 1 THEN u.ttft_ms ELSE t.ttft_ms END,
         usage_provider_id = CASE WHEN u.use = 1 THEN u.usage_provider_id ELSE t.usage_provider_id END,
@@ -610,10 +613,10 @@ export class PgWriter {
         ${col(12)}::bigint[], ${col(13)}::int[], ${col(14)}::int[], ${col(15)}::bigint[], ${col(16)}::bigint[], ${col(17)}::bigint[],
         ${col(18)}::bigint[], ${col(19)}::bigint[], ${col(20)}::int[], ${col(21)}::int[], ${col(22)}::text[], ${col(23)}::int[],
         ${col(24)}::int[], ${col(25)}::int[], ${col(26)}::int[], ${col(27)}::bigint[], ${col(28)}::bigint[], ${col(29)}::text[],
-        ${col(30)}::int[], ${col(31)}::text[], ${col(32)}::text[], ${col(33)}::text[])
+        ${col(30)}::int[], ${col(31)}::text[], ${col(32)}::text[], ${col(33)}::text[], ${col(34)}::text[])
         AS u(id, place, stream_id, ts, snap, prefix_id, snapshot_provider_id, expect_miss, message_hashes, message_markers, use, end_ts,
           ttft_ms, usage_provider_id, usage_model_id, uncached, read, write, write_1h, output, cache_reported, write_reported, diagnostics,
-          st, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, orig, agent_version, trace_id, span_id)
+          st, state, tiers, gap_bucket, gap_stake, gap_rewritten, message_blocks, orig, agent_version, trace_id, span_id, prefix_chars)
       WHERE t.id = u.id`;
   }
 

@@ -10,7 +10,7 @@ export const TURN_COLUMN_NAMES = [
   'id', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss', 'message_hashes',
   'message_markers', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached', 'read', 'write',
   'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers', 'gap_bucket', 'gap_stake',
-  'gap_rewritten', 'message_blocks', 'agent_version', 'trace_id', 'span_id',
+  'gap_rewritten', 'message_blocks', 'agent_version', 'trace_id', 'span_id', 'prefix_chars',
 ] as const;
 
 /** 48 bits of xxh64: exact in a JS number and in SQLite's compact integer encoding. */
@@ -54,6 +54,7 @@ export interface TurnRow {
   agent_version: string | null;
   trace_id: string | null;
   span_id: string | null;
+  prefix_chars: string | null;
 }
 
 /**
@@ -119,6 +120,8 @@ export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
     if (Array.isArray(markers)) prefix.markers = [...(stored.markers ?? []), ...markers];
     const blocks = row.message_blocks && prefix.messageHashes ? storedJson<number[]>(row.message_blocks) : undefined;
     if (Array.isArray(blocks) && blocks.length === prefix.messageHashes!.length) prefix.messageBlockCounts = blocks;
+    const chars = row.prefix_chars && prefix.messageHashes ? storedJson<number[]>(row.prefix_chars) : undefined;
+    if (Array.isArray(chars) && chars.length === prefix.messageHashes!.length + 1) prefix.prefixChars = chars;
     parts.snapshot = {
       ts: row.ts,
       sessionId: stream.sessionId,

@@ -56,7 +56,7 @@ export class Writer {
   ) {
     const insertColumns = [
       'project_id', 'rid', 'request_id', 'stream_id', 'ts', 'prefix_id', 'snapshot_provider_id', 'expect_miss',
-      'message_hashes', 'message_markers', 'message_blocks', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
+      'message_hashes', 'message_markers', 'message_blocks', 'prefix_chars', 'end_ts', 'ttft_ms', 'usage_provider_id', 'usage_model_id', 'uncached',
       'read', 'write', 'write_1h', 'output', 'cache_reported', 'write_reported', 'diagnostics', 'state', 'tiers',
       'gap_bucket', 'gap_stake', 'gap_rewritten', 'agent_version', 'trace_id', 'span_id',
     ];
@@ -70,7 +70,7 @@ export class Writer {
       place: sqlite.prepare('UPDATE turns SET stream_id = ?, ts = ? WHERE id = ?'),
       setSnapshot: sqlite.prepare(
         `UPDATE turns SET prefix_id = ?, snapshot_provider_id = ?, expect_miss = ?, message_hashes = ?, message_markers = ?,
-           message_blocks = ? WHERE id = ?`,
+           message_blocks = ?, prefix_chars = ? WHERE id = ?`,
       ),
       setUsage: sqlite.prepare(
         `UPDATE turns SET end_ts = ?, ttft_ms = ?, usage_provider_id = ?, usage_model_id = ?, uncached = ?, read = ?,

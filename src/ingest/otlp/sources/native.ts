@@ -13,7 +13,7 @@
 //   JSON string of one, or flattened attributes (cacheControl.ttl,
 //   usage.input_tokens, usage.prompt_tokens_details.cached_tokens, …).
 // - toolDefinitions: an array, or a JSON string of one.
-// - messageHashes, systemBlockHashes: string arrays; messageBlockCounts: an integer array.
+// - messageHashes, systemBlockHashes: string arrays; messageBlockCounts, prefixChars: integer arrays.
 // - ts, endTs: RFC 3339 or epoch ms; ts defaults to the record's time.
 import { toCacheEvent } from '../../http/events.js';
 import { EVENT_SCHEMAS, type EventType } from '../../http/schema.js';

@@ -1,0 +1,1 @@
+ALTER TABLE `turns` ADD `prefix_chars` text;

@@ -1,0 +1,1 @@
+ALTER TABLE "turns" ADD COLUMN "prefix_chars" text;
