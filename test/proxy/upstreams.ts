@@ -3,6 +3,7 @@
 // SSE), Gemini generateContent (JSON, SSE with CRLF, and the JSON-array
 // stream). Each records what it received and the exact bytes it sent, and
 // answers with the usage the test sets.
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -167,8 +168,8 @@ export function responsesAnswer(request: Received, usage: UsageFields, id = 'res
 }
 
 /** Gemini: promptTokenCount includes cachedContentTokenCount; zero fields are omitted. */
-/** `responseId`: what the API names its answer by (every chunk of a stream names the same one). */
-export function geminiAnswer(request: Received, usage: UsageFields, text = 'Hello!', responseId = 'mLgXaOjAC6fJ1MkPgYTfwAQ'): Answer {
+/** `responseId`: what the API names its answer by, a new one each answer (every chunk of a stream names the same one). */
+export function geminiAnswer(request: Received, usage: UsageFields, text = 'Hello!', responseId = randomBytes(16).toString('base64url').slice(0, 22)): Answer {
   const [head, tail] = [text.slice(0, -1), text.slice(-1)];
   const chunk = (text: string, final: boolean) => ({
     candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(final ? { finishReason: 'STOP' } : {}), index: 0 }],
