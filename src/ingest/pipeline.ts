@@ -229,18 +229,13 @@ export class Pipeline {
     try {
       result = await this.store.write(group.map((p) => p.batch));
     } catch (error) {
-      if (this.retryable(error)) {
-        // The database is unavailable for every request alike: each is told to retry, none is tried again now.
-        for (const pending of group) this.leave(pending).reject(this.storeError(error));
-        return;
-      }
       if (group.length > 1) {
         // Alone, each request gets its own outcome: one cannot fail the others.
         for (const pending of group) await this.writeGroup([pending]);
         return;
       }
       const pending = group[0]!;
-      if (pending.batch.events.length === 0) {
+      if (this.retryable(error) || pending.batch.events.length === 0) {
         this.leave(pending).reject(this.storeError(error));
         return;
       }

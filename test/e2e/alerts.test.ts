@@ -83,7 +83,7 @@ describe('regression alerts', () => {
     expect(listed.alerts.map((a: Json) => a.rule).sort()).toEqual(['cache_rate_below', 'extra_cost_above', ...reasons.map(() => 'new_break_reason')].sort());
     const page = await request(server.url, '/alerts');
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<tr class="alert-firing"><td><strong>firing</strong></td><td>cache_<wbr>rate_<wbr>below</td><td class="n">0.0 % (below 50.0 %)</td>');
+    expect(page.text).toContain('<tr class="alert-firing"><td><strong>firing</strong></td><td><span class="wrap">cache_<wbr>rate_<wbr>below</span></td><td class="n">0.0 % (below 50.0 %)</td>');
 
     // Then the same stream reads its prefix back, ten times: the window's rate rises above half.
     const recovery: Step[] = Array.from({ length: 10 }, (_, i) => ({ requestId: `req_${10 + i}`, at: start + 20 + 5 * i, read: 40_000, write: 100 }));

@@ -94,8 +94,8 @@ describe("the provider's verdict beside ours", () => {
     // The web UI: the rate, the silent breaks apart, a row per reason; the missed tokens on the break's page.
     const page = await (await fetch(`${server.url}/?${RANGE}`)).text();
     expect(page).toContain('the provider agreed on 2 of 2 (100.0 %); the provider said nothing on 2 (ours alone)');
-    expect(page).toContain('<tr><td>no_change</td><td class="num">2</td><td class="num">–</td><td class="num">–</td><td class="num">2</td></tr>');
-    expect(page).toContain('<tr><td>tools_changed</td><td class="num">1</td><td class="num">–</td><td class="num">1 of 1</td><td class="num">0</td></tr>');
+    expect(page).toContain('<tr><td><span class="wrap">no_<wbr>change</span></td><td class="num">2</td><td class="num">–</td><td class="num">–</td><td class="num">2</td></tr>');
+    expect(page).toContain('<tr><td><span class="wrap">tools_<wbr>changed</span></td><td class="num">1</td><td class="num">–</td><td class="num">1 of 1</td><td class="num">0</td></tr>');
     const breakPage = await (await fetch(`${server.url}/breaks/o2`)).text();
     expect(breakPage).toContain('openai: 10,000 input tokens missed');
     expect(breakPage).toContain('tools_changed — agrees');
