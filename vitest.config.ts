@@ -15,6 +15,7 @@ const STORE_TESTS = [
   'test/serve/break-explorer.test.ts',
   'test/serve/fingerprints.test.ts',
   'test/serve/break-scan.test.ts',
+  'test/serve/diagnosis-privacy.test.ts',
   'test/serve/external-breaks.test.ts',
   'test/grafana/endpoints.test.ts',
   'test/grafana/simpod.test.ts',

@@ -15,24 +15,45 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Identifier-like text (a reason, a type, an id): anything else could be content, and is left out. */
-const WORD = /^[\w.:-]{1,100}$/;
+/** A reason or a type as providers name them: anything else could be content, and is left out. */
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const nameOf = (value: unknown) => (typeof value === 'string' && NAME.test(value) ? value : undefined);
+const countOf = (value: unknown) => (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined);
 
-/** The diagnosis's numbers, flags and identifier-like strings, two levels deep: never text a provider might echo. */
-function kept(value: Record<string, unknown>, depth = 0): Record<string, unknown> {
+/** Anthropic's diagnosis, its cache_miss_reason or the bare type → {diagnostics: {cache_miss_reason: {type, cache_missed_input_tokens?}}}. */
+function anthropic(value: unknown): Record<string, unknown> | undefined {
+  if (isObject(value) && isObject(value.diagnostics)) value = value.diagnostics;
+  if (isObject(value) && value.cache_miss_reason !== undefined) value = value.cache_miss_reason;
+  const type = nameOf(isObject(value) ? value.type : value);
+  if (type === undefined) return undefined;
+  const missed = isObject(value) ? countOf(value.cache_missed_input_tokens) : undefined;
+  return { diagnostics: { cache_miss_reason: { type, ...(missed === undefined ? {} : { cache_missed_input_tokens: missed }) } } };
+}
+
+/** OpenAI's prompt_cache_diagnostics → its type, reason and token counts. */
+function openai(value: Record<string, unknown>): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
-    if (typeof v === 'number' || typeof v === 'boolean' || (typeof v === 'string' && WORD.test(v))) out[key] = v;
-    else if (isObject(v) && depth < 1) out[key] = kept(v, depth + 1);
-  }
-  return out;
+  for (const key of ['type', 'reason']) if (nameOf(value[key]) !== undefined) out[key] = value[key];
+  for (const key of ['cache_missed_tokens', 'comparison_reusable_tokens']) if (countOf(value[key]) !== undefined) out[key] = value[key];
+  return Object.keys(out).length === 0 ? undefined : { prompt_cache_diagnostics: out };
+}
+
+/**
+ * A diagnosis as it is kept: only the fields that name a reason (a lowercase
+ * name) or count tokens, under the provider's key; never a key or a text the
+ * provider or a client might have filled with content. Undefined when nothing
+ * is left.
+ */
+export function keptDiagnosis(value: unknown): Record<string, unknown> | undefined {
+  if (isObject(value) && isObject(value.prompt_cache_diagnostics)) return openai(value.prompt_cache_diagnostics);
+  return anthropic(value);
 }
 
 function foundIn(value: unknown): Record<string, unknown> | undefined {
   for (let depth = 0; depth < 2 && isObject(value); depth++) {
     const obj = value;
     const key = KEYS.find((k) => isObject(obj[k]));
-    if (key !== undefined) return { [key]: kept(obj[key] as Record<string, unknown>) };
+    if (key !== undefined) return keptDiagnosis({ [key]: obj[key] });
     value = WRAPPERS.map((k) => obj[k]).find(isObject);
   }
   return undefined;
@@ -40,8 +61,8 @@ function foundIn(value: unknown): Record<string, unknown> | undefined {
 
 /**
  * The diagnosis a response carries, under the key the provider used
- * ({diagnostics: …} or {prompt_cache_diagnostics: …}), its numbers and
- * identifier-like strings only; in a stream, the last event's that has one.
+ * ({diagnostics: …} or {prompt_cache_diagnostics: …}), as keptDiagnosis keeps
+ * it; in a stream, the last event's that has one.
  * Undefined when it has none.
  */
 export function diagnosisIn(raw: unknown): Record<string, unknown> | undefined {
@@ -61,10 +82,12 @@ export function diagnosisIn(raw: unknown): Record<string, unknown> | undefined {
  */
 export function providerReason(diagnosis: unknown): { provider: 'anthropic' | 'openai'; reason: string; missedTokens: number | null } | null {
   let value: unknown = diagnosis;
-  if (isObject(value) && isObject(value.prompt_cache_diagnostics)) value = value.prompt_cache_diagnostics;
-  if (isObject(value) && typeof value.reason === 'string' && (value.type === 'cache_miss' || value.type === undefined)) {
-    const missed = value.cache_missed_tokens;
-    return { provider: 'openai', reason: value.reason, missedTokens: typeof missed === 'number' ? missed : null };
+  if (isObject(value) && isObject(value.prompt_cache_diagnostics)) {
+    // OpenAI's, whatever it says: a hit or a miss without a reason is no reason, never Anthropic's.
+    const openaiValue = value.prompt_cache_diagnostics;
+    if (typeof openaiValue.reason !== 'string' || (openaiValue.type !== 'cache_miss' && openaiValue.type !== undefined)) return null;
+    const missed = openaiValue.cache_missed_tokens;
+    return { provider: 'openai', reason: openaiValue.reason, missedTokens: typeof missed === 'number' ? missed : null };
   }
   if (isObject(value) && isObject(value.diagnostics)) value = value.diagnostics;
   if (isObject(value) && value.cache_miss_reason !== undefined) value = value.cache_miss_reason;

@@ -51,8 +51,8 @@ export function nestedDeeper(value: unknown, maxDepth = MAX_DEPTH): boolean {
   return false;
 }
 
-/** Free-form fields that are stored as sent. Raw content (system, toolDefinitions, usage) is hashed or read and dropped. */
-const STORED_JSON = ['diagnostics', 'params', 'thinking', 'toolChoice'] as const;
+/** Free-form fields that are stored as sent. Raw content (system, toolDefinitions, usage) is hashed or read and dropped; diagnostics are reduced to their reason and counts. */
+const STORED_JSON = ['params', 'thinking', 'toolChoice'] as const;
 
 const IDS = ['requestId', 'sessionId', 'agentId', 'model'] as const;
 
@@ -85,9 +85,15 @@ export function eventProblem(event: CacheEvent, limits: Limits): { field: string
   for (const field of STORED_JSON) {
     const value = fields[field];
     if (value === undefined) continue;
-    if (nestedDeeper(value)) return { field, problem: `nested more than ${MAX_DEPTH} levels deep` };
-    const size = JSON.stringify(value).length;
-    if (size > limits.maxJson) return { field, problem: `${size} characters of JSON; the limit is ${limits.maxJson} (${LIMIT_OPTIONS.maxJson})` };
+    const problem = freeFormProblem(value, limits);
+    if (problem !== undefined) return { field, problem };
   }
   return undefined;
+}
+
+/** Why a free-form value sent with an event is refused: nested past MAX_DEPTH, or over --max-json. */
+export function freeFormProblem(value: unknown, limits: Limits): string | undefined {
+  if (nestedDeeper(value)) return `nested more than ${MAX_DEPTH} levels deep`;
+  const size = JSON.stringify(value).length;
+  return size > limits.maxJson ? `${size} characters of JSON; the limit is ${limits.maxJson} (${LIMIT_OPTIONS.maxJson})` : undefined;
 }

@@ -1,7 +1,7 @@
 // The one mapping of three vocabularies onto shared verdicts, the join of a
 // harness report to its break, and the agreement counts.
 import { describe, expect, it } from 'vitest';
-import { diagnosisIn, providerReason } from '../../src/core/diagnosis.js';
+import { diagnosisIn, keptDiagnosis, providerReason } from '../../src/core/diagnosis.js';
 import { BREAK_REASONS } from '../../src/core/types.js';
 import { agreement, cachebreakVerdict, harnessAgrees, harnessVerdicts, joinReports, providerVerdict, VERDICTS } from '../../src/core/verdicts.js';
 
@@ -158,11 +158,26 @@ describe('verdicts', () => {
     expect(diagnosisIn([{ type: 'message_start', message: { usage, diagnostics: anthropicDiagnosis } }, { type: 'message_delta', usage }])).toEqual({ diagnostics: anthropicDiagnosis });
     expect(diagnosisIn([{ type: 'message_delta', usage, diagnostics: anthropicDiagnosis }])).toEqual({ diagnostics: anthropicDiagnosis });
     expect(diagnosisIn({ usage })).toBeUndefined();
-    // Only numbers and identifier-like strings are kept: never text the provider might echo.
+    // Only the reason (a lowercase name) and token counts are kept: never text the provider might echo.
     expect(diagnosisIn({ usage, diagnostics: { note: 'the system prompt now says: be terse', cache_miss_reason: { type: 'system_changed', excerpt: 'You are a helpful assistant.', cache_missed_input_tokens: 3 } } })).toEqual({
       diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 3 } },
     });
     expect(diagnosisIn([{ type: 'message_start', message: { usage } }])).toBeUndefined();
+    // Nor a key a provider or a client filled with content, nor a word of it without spaces.
+    const secret = 'You are a secret system prompt text';
+    expect(diagnosisIn({ usage, diagnostics: { cache_miss_reason: { type: 'system_changed', [secret]: 1, detail: 'rm_-rf_secretword', cache_missed_input_tokens: 3 } } })).toEqual({
+      diagnostics: { cache_miss_reason: { type: 'system_changed', cache_missed_input_tokens: 3 } },
+    });
+    expect(diagnosisIn({ usage, prompt_cache_diagnostics: { ...openaiDiagnosis, [secret]: 'x', reason: 'Secret.File.Name' } })).toEqual({
+      prompt_cache_diagnostics: { type: 'cache_miss', cache_missed_tokens: 4_096, comparison_reusable_tokens: 1_024 },
+    });
+    // A diagnosis a client sends is kept the same way, whichever shape it sends.
+    expect(keptDiagnosis({ cache_miss_reason: { type: 'tools_changed', [secret]: 2 } })).toEqual({ diagnostics: { cache_miss_reason: { type: 'tools_changed' } } });
+    expect(keptDiagnosis('model_changed')).toEqual({ diagnostics: { cache_miss_reason: { type: 'model_changed' } } });
+    expect(keptDiagnosis({ note: secret })).toBeUndefined();
+    // OpenAI's diagnosis is never read as Anthropic's: a hit, or a miss without a reason, names no reason.
+    expect(providerReason({ prompt_cache_diagnostics: { type: 'cache_hit' } })).toBeNull();
+    expect(providerReason({ prompt_cache_diagnostics: { type: 'cache_miss', cache_missed_tokens: 5 } })).toBeNull();
     // The reason and the missed tokens, named as each provider names them.
     expect(providerReason({ prompt_cache_diagnostics: openaiDiagnosis })).toEqual({ provider: 'openai', reason: 'input_changed', missedTokens: 4_096 });
     expect(providerReason({ diagnostics: anthropicDiagnosis })).toEqual({ provider: 'anthropic', reason: 'system_changed', missedTokens: 7_000 });

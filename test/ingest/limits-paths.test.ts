@@ -144,8 +144,9 @@ describe('limits on every way in', () => {
         partialSuccess: {
           rejectedLogRecords: '2',
           errorMessage:
-            `2 record(s) rejected: logs[0] (native): tools[0]: name or schemaHash ${TOO_LONG}; ` +
-            'logs[1] (native): diagnostics: 100024 characters of JSON; the limit is 16384 (--max-json)',
+            // Diagnostics are refused as they are read (they are reduced before they are stored), tools when the events are stored.
+            '2 record(s) rejected: logs[1] (native): diagnostics: 100024 characters of JSON; the limit is 16384 (--max-json); ' +
+            `logs[0] (native): tools[0]: name or schemaHash ${TOO_LONG}`,
         },
       },
     });

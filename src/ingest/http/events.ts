@@ -6,9 +6,9 @@ import { unknownKeys } from './unknown-keys.js';
 import { readRawSystem, readRawTools, SnapshotError } from '../../core/snapshot/index.js';
 import type { CacheEvent, SnapshotContent, TurnOrigin, Usage } from '../../core/types.js';
 import { normalizeReported, normalizeUsage } from '../../core/usage.js';
-import { diagnosisIn } from '../../core/diagnosis.js';
+import { diagnosisIn, keptDiagnosis } from '../../core/diagnosis.js';
 import { plainlyValid } from './plain.js';
-import { DEFAULT_LIMITS, LIMIT_OPTIONS, MAX_DEPTH, nestedDeeper, type Limits } from '../limits.js';
+import { DEFAULT_LIMITS, freeFormProblem, LIMIT_OPTIONS, MAX_DEPTH, nestedDeeper, type Limits } from '../limits.js';
 import { timeProblem } from '../../time.js';
 import { EVENT_SCHEMAS, eventSchemas, type EventType, type SnapshotInput, type TurnInput, type UsageInput } from './schema.js';
 
@@ -200,9 +200,14 @@ function usageOf(input: UsageInput | TurnInput): Usage {
   return result.usage;
 }
 
-/** The provider's cache diagnosis: as sent in `diagnostics`, else as the raw response in `usage` carries it (diagnosis.ts). */
-function diagnosticsOf(input: UsageInput | TurnInput): unknown {
-  return input.diagnostics ?? (input.usage === undefined ? undefined : diagnosisIn(input.usage));
+/** The provider's cache diagnosis, sent in `diagnostics` or carried by the raw response in `usage`: its reason and counts only (diagnosis.ts). */
+function diagnosticsOf(input: UsageInput | TurnInput, limits: Limits): unknown {
+  if (input.diagnostics !== undefined) {
+    const problem = freeFormProblem(input.diagnostics, limits);
+    if (problem !== undefined) throw new Invalid('diagnostics', problem);
+    return keptDiagnosis(input.diagnostics);
+  }
+  return input.usage === undefined ? undefined : diagnosisIn(input.usage);
 }
 
 /** The event as its schema reads it: straight through when plainly valid, else through zod. */
@@ -252,13 +257,13 @@ function convert(value: unknown, limits: Limits): CacheEvent {
       if (input.agentId !== undefined) event.agentId = input.agentId;
       if (input.ts !== undefined) event.ts = timeOf('ts', input.ts);
       if (input.model !== undefined) event.model = input.model;
-      const diagnostics = diagnosticsOf(input);
+      const diagnostics = diagnosticsOf(input, limits);
       if (diagnostics !== undefined) event.diagnostics = diagnostics;
       return Object.assign(event, originOf(input));
     }
     default: {
       const input = validated<TurnInput>('turn', value as Record<string, unknown>, limits);
-      const diagnostics = diagnosticsOf(input);
+      const diagnostics = diagnosticsOf(input, limits);
       return {
         type: 'turn',
         requestId: input.requestId,
