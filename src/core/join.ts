@@ -107,7 +107,7 @@ function usageRank(part: UsagePart): [number[], string] {
  * The origin after an event, per field: a snapshot's value over a usage's,
  * else the smaller, so that any order of the same events names the same.
  */
-function mergeOrigin(parts: TurnParts, event: CacheEvent): Pick<TurnParts, 'origin' | 'snapshotNamed'> {
+function mergeOrigin(parts: TurnParts, event: CacheEvent): { origin: TurnOrigin | undefined; snapshotNamed: readonly OriginKey[] } {
   let { origin, snapshotNamed = [] } = parts;
   const fromSnapshot = event.type !== 'usage';
   for (const key of ORIGIN_KEYS) {
@@ -115,7 +115,7 @@ function mergeOrigin(parts: TurnParts, event: CacheEvent): Pick<TurnParts, 'orig
     const current = origin?.[key];
     if (value === undefined || current === value) continue;
     const currentFromSnapshot = snapshotNamed.includes(key);
-    if (current !== undefined && (currentFromSnapshot && !fromSnapshot || (currentFromSnapshot === fromSnapshot && current < value))) continue;
+    if (current !== undefined && (currentFromSnapshot !== fromSnapshot ? currentFromSnapshot : current < value)) continue;
     origin = { ...origin, [key]: value };
     if (fromSnapshot && !currentFromSnapshot) snapshotNamed = [...snapshotNamed, key];
   }
