@@ -33,6 +33,7 @@ const STORE_TESTS = [
   'test/ingest/free-form.test.ts',
   // Alert rules evaluated over the store's rollups.
   'test/alerts/evaluation.test.ts',
+  'test/alerts/versions.test.ts',
   // The proxy while its database is locked or gone.
   'test/proxy/stalled-store.test.ts',
 ];

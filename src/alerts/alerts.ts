@@ -74,6 +74,8 @@ export class Alerts {
   /** The run in progress, if any. */
   private running: Promise<void> | undefined;
   private stopped = false;
+  /** The alerts of the run in progress that fired without their version: its breaks could not be read. */
+  private versionUnread: { failed: number; first?: { project: string; rule: RuleName; message: string } } = { failed: 0 };
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly deps: AlertDeps) {}
@@ -115,6 +117,7 @@ export class Alerts {
     if (projects.length > MAX_PROJECTS) this.deps.log.warn('alerts_projects_skipped', { evaluated: MAX_PROJECTS, skipped: projects.length - MAX_PROJECTS });
     let failed = 0;
     let first: { project: string; message: string } | undefined;
+    this.versionUnread = { failed: 0 };
     for (const project of projects.slice(0, MAX_PROJECTS)) {
       if (this.stopped) return;
       try {
@@ -126,6 +129,8 @@ export class Alerts {
     }
     // One line per run, not per project: a database that is away fails them all.
     if (first) this.deps.log.error('alerts_evaluation_failed', { projects: failed, ...first });
+    const unread = this.versionUnread;
+    if (unread.first) this.deps.log.warn('alerts_version_unread', { alerts: unread.failed, ...unread.first });
   }
 
   private async conditionsOf(project: string): Promise<Condition[]> {
@@ -143,11 +148,21 @@ export class Alerts {
     return evaluate(rules, { window, causes: { window: await store.breakCauses(project, { from, to }, {}), known: known.subjects } });
   }
 
-  /** The breaks an alert's condition is about: a new reason's, or all of them. */
-  private versionOf(project: string, condition: Condition, now: number): Promise<string | null> {
+  /**
+   * The version where an alert's change began, from the breaks its condition
+   * is about (a new reason's, or all of them); null when they cannot be read:
+   * the alert fires all the same.
+   */
+  private async versionOf(project: string, condition: Condition, now: number): Promise<string | null> {
     const [reason, cause] = condition.subject?.split('/') ?? [];
     const filters = reason === undefined ? {} : { reason: [reason], cause: [cause ?? 'none'] };
-    return versionWhereChangeBegan(this.deps.store, project, now - this.deps.rules.windowMs, now, filters);
+    try {
+      return await versionWhereChangeBegan(this.deps.store, project, now - this.deps.rules.windowMs, now, filters);
+    } catch (error) {
+      this.versionUnread.failed++;
+      this.versionUnread.first ??= { project, rule: condition.rule, message: (error as Error).message };
+      return null;
+    }
   }
 
   private async apply(project: string, conditions: Condition[], now: number): Promise<void> {

@@ -2,30 +2,35 @@
 // lowers the cache rate, adds the cost, or is the new reason), once, when the
 // alert fires: of the window's breaks, oldest first, the first that ran a
 // version no break of the window before it (as long) ran; else the version
-// most of the window's breaks ran; null when none names a version.
+// most of the window's breaks ran; null when none names a version, or when
+// either window holds more breaks than are read (the answer would be a guess).
 import type { BreakFilters, Store } from '../store/store.js';
 
-/** Breaks read at most (newest first) over the window and the one before it. */
+/** Breaks read at most (newest first) of each window: the alert's and the one before it. */
 export const MAX_READ = 10_000;
 const PAGE = 1000;
 
-export async function versionWhereChangeBegan(store: Store, project: string, from: number, to: number, filters: BreakFilters): Promise<string | null> {
-  const before = new Set<string>();
-  const during: { ts: number; version: string }[] = [];
+/** The versions of a range's breaks, oldest first; undefined when the range holds more than `max`. */
+async function versionsOf(store: Store, project: string, from: number, to: number, filters: BreakFilters, max: number) {
+  const read: { ts: number; version: string }[] = [];
   let cursor: string | undefined;
-  let read = 0;
+  let count = 0;
   do {
-    const page = await store.breaks(project, { from: from - (to - from), to }, filters, cursor === undefined ? { limit: PAGE } : { limit: PAGE, cursor });
-    for (const record of page.items) {
-      if (record.agentVersion === null) continue;
-      if (record.ts < from) before.add(record.agentVersion);
-      else during.push({ ts: record.ts, version: record.agentVersion });
-    }
-    read += page.items.length;
+    const limit = Math.min(PAGE, max - count);
+    const page = await store.breaks(project, { from, to }, filters, cursor === undefined ? { limit } : { limit, cursor });
+    for (const record of page.items) if (record.agentVersion !== null) read.push({ ts: record.ts, version: record.agentVersion });
+    count += page.items.length;
     cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && read < MAX_READ);
-  during.sort((a, b) => a.ts - b.ts);
-  const first = during.find((b) => !before.has(b.version));
+  } while (cursor !== undefined && count < max);
+  return cursor === undefined ? read.sort((a, b) => a.ts - b.ts) : undefined;
+}
+
+export async function versionWhereChangeBegan(store: Store, project: string, from: number, to: number, filters: BreakFilters, max = MAX_READ): Promise<string | null> {
+  const during = await versionsOf(store, project, from, to, filters, max);
+  const before = during && (await versionsOf(store, project, from - (to - from), from, filters, max));
+  if (!during || !before) return null;
+  const known = new Set(before.map((b) => b.version));
+  const first = during.find((b) => !known.has(b.version));
   if (first) return first.version;
   const counts = new Map<string, number>();
   for (const { version } of during) counts.set(version, (counts.get(version) ?? 0) + 1);

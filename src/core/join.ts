@@ -4,7 +4,7 @@
 // total order that does not depend on arrival: any order of the same events
 // gives the same turn. An identical repeat is a duplicate.
 import { toPrefix } from './prefix.js';
-import { ORIGIN_KEYS, type CacheEvent, type EpochMs, type Prefix, type Turn, type TurnOrigin, type Usage } from './types.js';
+import { ORIGIN_KEYS, type CacheEvent, type EpochMs, type Prefix, type OriginKey, type Turn, type TurnOrigin, type Usage } from './types.js';
 
 export interface SnapshotPart {
   ts: EpochMs;
@@ -29,8 +29,10 @@ export interface UsagePart {
 
 export interface TurnParts {
   requestId: string;
-  /** Per field, a snapshot's value, else the first usage's that gave one. */
+  /** Per field, the smallest value a snapshot named, else the smallest a usage named. */
   origin?: TurnOrigin;
+  /** The fields of `origin` a snapshot named: a usage's value gives way to a snapshot's. */
+  snapshotNamed?: readonly OriginKey[];
   snapshot?: SnapshotPart;
   usage?: UsagePart;
 }
@@ -101,24 +103,32 @@ function usageRank(part: UsagePart): [number[], string] {
   return [[u.cacheReported ? 1 : 0, u.writeReported ? 1 : 0, nonZero, defined(part.diagnostics, part.ttftMs, part.provider)], JSON.stringify(key)];
 }
 
-/** The origin after an event: a snapshot's fields replace, a usage's only fill gaps. */
-function mergeOrigin(origin: TurnOrigin | undefined, event: CacheEvent): TurnOrigin | undefined {
-  let merged = origin;
+/**
+ * The origin after an event, per field: a snapshot's value over a usage's,
+ * else the smaller, so that any order of the same events names the same.
+ */
+function mergeOrigin(parts: TurnParts, event: CacheEvent): { origin: TurnOrigin | undefined; snapshotNamed: readonly OriginKey[] } {
+  let { origin, snapshotNamed = [] } = parts;
+  const fromSnapshot = event.type !== 'usage';
   for (const key of ORIGIN_KEYS) {
     const value = event[key];
-    if (value === undefined || merged?.[key] === value) continue;
-    if (event.type === 'usage' && merged?.[key] !== undefined) continue;
-    merged = { ...merged, [key]: value };
+    const current = origin?.[key];
+    if (value === undefined || current === value) continue;
+    const currentFromSnapshot = snapshotNamed.includes(key);
+    if (current !== undefined && (currentFromSnapshot !== fromSnapshot ? currentFromSnapshot : current < value)) continue;
+    origin = { ...origin, [key]: value };
+    if (fromSnapshot && !currentFromSnapshot) snapshotNamed = [...snapshotNamed, key];
   }
-  return merged;
+  return { origin, snapshotNamed };
 }
 
 export function mergeEvent(existing: TurnParts | undefined, event: CacheEvent): MergeResult {
   const parts: TurnParts = existing ? { ...existing } : { requestId: event.requestId };
   let added = false;
   // Where the call came from is kept, but is no part: an event that only adds it is still a duplicate.
-  const origin = mergeOrigin(parts.origin, event);
+  const { origin, snapshotNamed } = mergeOrigin(parts, event);
   if (origin !== undefined) parts.origin = origin;
+  if (snapshotNamed.length > 0) parts.snapshotNamed = snapshotNamed;
   if (event.type !== 'usage') {
     const candidate = snapshotPart(event);
     if (!parts.snapshot || compareRanks(snapshotRank(candidate), snapshotRank(parts.snapshot)) > 0) {

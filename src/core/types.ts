@@ -126,6 +126,7 @@ export interface TurnOrigin {
 }
 
 export const ORIGIN_KEYS = ['agentVersion', 'traceId', 'spanId'] as const;
+export type OriginKey = (typeof ORIGIN_KEYS)[number];
 
 export interface SnapshotEvent extends SnapshotContent, StreamKey, TurnOrigin {
   type: 'snapshot';

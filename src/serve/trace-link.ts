@@ -8,12 +8,16 @@ type Placeholder = (typeof TRACE_LINK_PLACEHOLDERS)[number];
 
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 
-/** What is wrong with a template, or undefined: it must be an http(s) URL once filled, with known placeholders only. */
+/** What is wrong with a template, or undefined: it must be an http(s) URL once filled, with at least one placeholder, known ones only. */
 export function traceLinkProblem(template: string): string | undefined {
-  for (const [, placeholder] of template.matchAll(PLACEHOLDER)) {
-    if (!(TRACE_LINK_PLACEHOLDERS as readonly string[]).includes(placeholder!)) {
-      return `unknown placeholder {${placeholder!.slice(0, 40)}}; use {traceId}, {spanId} or {sessionId}`;
+  const placeholders = [...template.matchAll(PLACEHOLDER)].map(([, placeholder]) => placeholder!);
+  for (const placeholder of placeholders) {
+    if (!(TRACE_LINK_PLACEHOLDERS as readonly string[]).includes(placeholder)) {
+      return `unknown placeholder {${placeholder.slice(0, 40)}}; use {traceId}, {spanId} or {sessionId}`;
     }
+  }
+  if (placeholders.length === 0) {
+    return `no placeholder: the link would be the same for every break; put {traceId}, {spanId} or {sessionId} where the tracer expects it, got "${template.slice(0, 100)}"`;
   }
   let url: URL;
   try {

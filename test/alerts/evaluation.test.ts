@@ -8,7 +8,7 @@ import type { AlertRules } from '../../src/alerts/rules.js';
 import { hashString } from '../../src/core/hash.js';
 import type { CacheEvent } from '../../src/core/types.js';
 import { createLogger } from '../../src/telemetry/logfmt.js';
-import { MINUTE, T0, tools, turn, usage } from '../core/scenario.js';
+import { MINUTE, SEED_TOOLS, T0, tools, turn, usage } from '../core/scenario.js';
 import { storeUnderTest } from '../store-under-test.js';
 
 const HOUR = 60 * MINUTE;
@@ -119,5 +119,45 @@ describe('alerts over a store', () => {
       ...versioned('c', 120, '1.0.0'),
     ]);
     expect((await known.at(now)).map((a) => [a.rule, a.agentVersion])).toEqual([['extra_cost_above', '1.0.0']]);
+  });
+
+  it('fires and resolves all the same when the version of an alert cannot be read, saying so once', async () => {
+    // Monday: one break, of a reason new then. Wednesday: breaks of two reasons new then.
+    const events = [
+      ...session('monday', 0, { tools: FEWER_TOOLS }),
+      ...session('wednesday-a', 2, { systemBlockHashes: [hashString('billing'), hashString('You are a careful coding agent.')] }),
+      ...session('wednesday-b', 2, { tools: tools(['shell', ...SEED_TOOLS.filter((n) => n !== 'shell')]) }),
+    ];
+    const store = await storeUnderTest();
+    await store.write([{ project: 'web', events }]);
+    const clock = { now: T0 + 30 * MINUTE };
+    const notified: Alert[] = [];
+    const lines: string[] = [];
+    let closing: Promise<void> | undefined;
+    const alerts = new Alerts({
+      store,
+      rules: { newBreakReason: true, windowMs: HOUR, minTurns: 1 },
+      projects: () => ['web'],
+      now: () => clock.now,
+      log: createLogger((line) => lines.push(line)),
+      notify: (alert) => {
+        notified.push(alert);
+        // The database goes away on Wednesday, right after the first alert of the run is sent.
+        if (clock.now > T0 + DAY) closing ??= store.close();
+      },
+    });
+    await alerts.run();
+    expect(notified.map((a) => [a.subject, a.state])).toEqual([['tools_schema_changed', 'firing']]);
+
+    clock.now = T0 + 2 * DAY + 30 * MINUTE;
+    await alerts.run();
+    await closing;
+    // Both new reasons fire (the second without its version) and Monday's resolves.
+    expect(notified.slice(1).map((a) => [a.state, a.agentVersion])).toEqual([['firing', null], ['firing', null], ['resolved', null]]);
+    expect(notified.slice(1).map((a) => a.subject).sort()).toEqual(['system_changed', 'tools_order_changed', 'tools_schema_changed']);
+    expect(alerts.list('web').map((a) => a.state)).toEqual(['firing', 'firing', 'resolved']);
+    expect(lines.filter((line) => line.includes('alerts_version_unread'))).toHaveLength(1);
+    expect(lines.find((line) => line.includes('alerts_version_unread'))).toMatch(/level=warn .*alerts=1 project=web rule=new_break_reason/);
+    expect(lines.filter((line) => line.includes('alerts_evaluation_failed'))).toEqual([]);
   });
 });

@@ -152,13 +152,17 @@ describe('cachebreak serve: alert rules', () => {
 });
 
 describe('cachebreak serve: --trace-link', () => {
-  it('refuses an unknown placeholder or a URL that is not http(s), and serve exits 2 saying so', async () => {
+  it('refuses an unknown placeholder, none at all, or a URL that is not http(s), and serve exits 2 saying so', async () => {
     expect(() => parse(['--trace-link', 'https://tempo/{trace_id}'])).toThrow('--trace-link: unknown placeholder {trace_id}; use {traceId}, {spanId} or {sessionId}');
+    expect(() => parse(['--trace-link', 'https://tempo/explore'])).toThrow('--trace-link: no placeholder: the link would be the same for every break; put {traceId}, {spanId} or {sessionId}');
     expect(() => parse(['--trace-link', 'ftp://tracer/{traceId}'])).toThrow('--trace-link: expected an http:// or https:// URL, got "ftp://tracer/{traceId}"');
     expect(() => parse(['--trace-link', 'jaeger/{traceId}'])).toThrow('--trace-link: expected an http(s) URL with {traceId}, {spanId} or {sessionId}');
     const run = await cli(['serve', '--port', '0', '--db', join(tempDir(), 'x.db'), '--trace-link', 'http://jaeger:16686/trace/{id}']);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--trace-link: unknown placeholder {id}');
+    const none = await cli(['serve', '--port', '0', '--db', join(tempDir(), 'x.db'), '--trace-link', 'http://jaeger:16686/search']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--trace-link: no placeholder');
     const { stdout } = await cli(['serve', '--help']);
     expect(stdout).toMatch(/^ {2}--trace-link TEMPLATE .*\{traceId\}.*\[CACHEBREAK_TRACE_LINK; default none\]$/m);
   });

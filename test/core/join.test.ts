@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mergeEvent, toTurn } from '../../src/core/join.js';
+import { mergeEvent, toTurn, type TurnParts } from '../../src/core/join.js';
+import type { CacheEvent } from '../../src/core/types.js';
 import { foldEvents } from '../../src/core/stream.js';
 import { T0, turn, usage } from './scenario.js';
 
@@ -40,5 +41,23 @@ describe('joining events into turns', () => {
     ]);
     expect(only).toMatchObject({ sessionId: 's', agentId: 'a', ts: T0, provider: 'openai', model: 'gpt-5', diagnostics: { x: 1 } });
     expect(only!.prefix).toBeUndefined();
+  });
+
+  it('names the same origin whatever order two parts that disagree on it arrive in', () => {
+    const [low, high, usageTrace] = ['1'.repeat(32), 'f'.repeat(32), 'a'.repeat(32)];
+    const orders = (events: CacheEvent[]): CacheEvent[][] =>
+      events.length <= 1 ? [events] : events.flatMap((e, i) => orders(events.filter((_, j) => j !== i)).map((rest) => [e, ...rest]));
+    const originOf = (events: CacheEvent[]) => {
+      const { traceId, spanId, agentVersion } = toTurn(events.reduce<TurnParts | undefined>((parts, e) => mergeEvent(parts, e).parts, undefined)!)!;
+      return { traceId, spanId, agentVersion };
+    };
+    const answer = (of: CacheEvent[]) => new Set(orders(of).map((events) => JSON.stringify(originOf(events))));
+    const u = (origin: object): CacheEvent => ({ type: 'usage', requestId: 'r1', usage: usage(40_000, 900), ...origin });
+    // Two snapshots (a log record and a span of one call) with different traces, and a usage with a third: the snapshots' smaller one.
+    const snapshots = [turn('r1', { traceId: high, agentVersion: '2.1.0' }), turn('r1', { traceId: low, spanId: 'b'.repeat(16) }), u({ traceId: usageTrace, agentVersion: '2.0.0' })];
+    expect([...answer(snapshots)]).toEqual([JSON.stringify({ traceId: low, spanId: 'b'.repeat(16), agentVersion: '2.1.0' })]);
+    // A snapshot that names no trace, and two usages that disagree: the usages' smaller one.
+    const usages = [turn('r1'), u({ traceId: high }), u({ traceId: usageTrace })];
+    expect([...answer(usages)]).toEqual([JSON.stringify({ traceId: usageTrace })]);
   });
 });

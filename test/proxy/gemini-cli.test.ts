@@ -15,7 +15,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { breaksOf, sessionsOf, turnsOf, type WireBreak } from '../e2e/api.js';
 import { startServer } from '../e2e/server.js';
 import { tempDir } from '../helpers.js';
-import { installHarness, type NpmHarness } from './npm-harness.js';
+import { byAgent, installHarness, type NpmHarness } from './npm-harness.js';
 import { geminiAnswer, mockUpstream, promptCache } from './upstreams.js';
 import { waitFor } from './wait.js';
 
@@ -40,7 +40,6 @@ const toolsOf = (request: GenerateRequest) => (request.tools ?? []).flatMap((too
 const systemOf = (request: GenerateRequest) => (request.systemInstruction?.parts ?? []).map((part) => part.text).join('');
 /** The router's call: it asks for a complexity score as JSON. */
 const isRouter = (request: GenerateRequest) => JSON.stringify(request.generationConfig ?? {}).includes('complexity_score');
-const byAgent = (x: { agentId: unknown }, y: { agentId: unknown }) => (String(x.agentId) < String(y.agentId) ? -1 : 1);
 
 /** A fresh HOME per session: no credentials or history of the machine; no statistics or update checks; telemetry off unless given. */
 function home(settings: Record<string, unknown> = {}): string {

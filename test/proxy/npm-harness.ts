@@ -66,3 +66,9 @@ export async function installHarness(name: string, version: string, entry: strin
       }),
   };
 }
+
+/** Orders a harness's rows (breaks, turns) by agent id, so that its agents (main, router, memory…) compare in a fixed order. */
+export function byAgent(x: { agentId: unknown }, y: { agentId: unknown }): number {
+  const [a, b] = [String(x.agentId), String(y.agentId)];
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { breaksOf, turnsOf, type WireBreak } from '../e2e/api.js';
 import { startServer } from '../e2e/server.js';
 import { tempDir } from '../helpers.js';
-import { installHarness, type NpmHarness } from './npm-harness.js';
+import { byAgent, installHarness, type NpmHarness } from './npm-harness.js';
 import { chatAnswer, mockUpstream, promptCache } from './upstreams.js';
 import { pause, waitFor } from './wait.js';
 
@@ -35,7 +35,6 @@ interface QwenEvent {
   result?: string;
 }
 
-const byAgent = (x: { agentId: unknown }, y: { agentId: unknown }) => (String(x.agentId) < String(y.agentId) ? -1 : 1);
 const toolsOf = (request: ChatRequest) => (request.tools ?? []).map((tool) => tool.function.name);
 const systemOf = (request: ChatRequest) => String(request.messages.find((m) => m.role === 'system')?.content ?? '');
 /** Qwen Code's own conversation, not its memory-extraction side call. */

@@ -13,15 +13,15 @@ const WARM = usage(48_900, 400);
 const COLD = usage(0, 49_300);
 const moved = tools([SEED_TOOLS.at(-1)!, ...SEED_TOOLS.slice(0, -1)]);
 
-/** Seven sessions whose tools move (one cause), and three whose system prompt is edited (another). */
+/** Seven sessions whose tools move (one cause), and three whose system prompt is edited (another), the older costing more. */
 const WORKLOAD = [
   ...Array.from({ length: 7 }, (_, i) => [
     turn(`tools_${i}_1`, { sessionId: `s_tools_${i}`, at: i * 3 * MINUTE, usage: WARM }),
     turn(`tools_${i}_2`, { sessionId: `s_tools_${i}`, at: i * 3 * MINUTE + MINUTE, usage: COLD, tools: moved }),
   ]),
   ...Array.from({ length: 3 }, (_, i) => [
-    turn(`system_${i}_1`, { sessionId: `s_system_${i}`, at: i * 3 * MINUTE + 30_000, usage: WARM }),
-    turn(`system_${i}_2`, { sessionId: `s_system_${i}`, at: i * 3 * MINUTE + 90_000, usage: COLD, systemBlockHashes: [hashString('billing'), hashString(`edit ${i}`)] }),
+    turn(`system_${i}_1`, { sessionId: `s_system_${i}`, at: i * 3 * MINUTE + 30_000, usage: usage(48_900 + (2 - i) * 5_000, 400) }),
+    turn(`system_${i}_2`, { sessionId: `s_system_${i}`, at: i * 3 * MINUTE + 90_000, usage: usage(0, 49_300 + (2 - i) * 5_000), systemBlockHashes: [hashString('billing'), hashString(`edit ${i}`)] }),
   ]),
 ].flat();
 
@@ -79,12 +79,13 @@ describe('GET /v1/breaks by fingerprint', () => {
 
   it('reads no more breaks than its bound, in the order asked for', async () => {
     const { store, system } = await seeded();
-    const records = (await store.breaks('default', {}, {}, { limit: 100 })).items;
     // The newest five breaks (at 19, 16, 13, 10 and 7.5 minutes) hold one system edit; all ten hold three.
     const bounded = await breaksWhere(store, 'default', {}, {}, { fingerprint: [system] }, { limit: 10 }, 'recent', 5);
     expect(bounded.items.map((b) => b.requestId)).toEqual(['system_2_2']);
     const all = await breaksWhere(store, 'default', {}, {}, { fingerprint: [system] }, { limit: 10 }, 'extra_cost');
     expect(all.items.map((b) => breakFingerprint(b))).toEqual([system, system, system]);
-    expect(all.items.map((b) => b.requestId).sort()).toEqual(records.filter((r) => r.reason === 'system_changed').map((r) => r.requestId).sort());
+    const byCost = (await store.breaks('default', {}, {}, { limit: 100 }, 'extra_cost')).items;
+    expect(all.items.map((b) => b.requestId)).toEqual(['system_0_2', 'system_1_2', 'system_2_2']);
+    expect(all.items.map((b) => b.requestId)).toEqual(byCost.filter((r) => breakFingerprint(r) === system).map((r) => r.requestId));
   });
 });

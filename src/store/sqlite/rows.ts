@@ -2,7 +2,7 @@
 // what a turn adds to the rollups.
 import { hashString } from '../../core/hash.js';
 import type { TurnParts, UsagePart } from '../../core/join.js';
-import { TURN_STATES, type BreakRecord, type Turn, type TurnOrigin, type TurnState } from '../../core/types.js';
+import { ORIGIN_KEYS, TURN_STATES, type BreakRecord, type Turn, type TurnOrigin, type TurnState } from '../../core/types.js';
 import type { Sums } from '../schema.js';
 import type { Names } from '../evaluate/names.js';
 
@@ -132,6 +132,8 @@ export function rowToParts(row: TurnRow, dictionary: TurnNames): TurnParts {
     const provider = dictionary.labelValue(row.snapshot_provider_id);
     if (provider !== undefined) parts.snapshot.provider = provider;
     if (row.expect_miss !== null) parts.snapshot.expectMiss = row.expect_miss;
+    // The row keeps one origin, not which part named it: a stored snapshot's turn counts it the snapshot's.
+    if (parts.origin) parts.snapshotNamed = ORIGIN_KEYS.filter((key) => parts.origin![key] !== undefined);
   }
   if (row.uncached !== null) {
     const write = row.write ?? 0;
