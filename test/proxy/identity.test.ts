@@ -50,6 +50,10 @@ describe('StreamLineage', () => {
     // Resumed with QWEN.md edited: the system prompt and the first message are new, the tools the same.
     expect(agent(snapshot('sys-v2', MAIN_TOOLS, ['u1-rebuilt', 'a1-agent-call', 'r1', 'a1', 'u2']))).toBe(main);
     expect(agent(snapshot('sys-memory-v2', MEMORY_TOOLS, ['u1-rebuilt', 'a1-agent-call', 'r1', 'a1', 'u2', 'a2', 'extract']))).toBe(memory);
+    // Resumed again with a tool excluded: the system prompt (it names the tools), the tools and the first message all new.
+    expect(agent(snapshot('sys-v3-no-glob', tools('agent', 'grep_search', 'read_file'), ['u1-rebuilt-again', 'a1-agent-call', 'r1', 'a1', 'u2', 'a2', 'u3']))).toBe(main);
+    // A call that carries another history under the same tools is not the conversation resumed.
+    expect(agent(snapshot('sys-fork', MAIN_TOOLS, ['u1-fork', 'other-1', 'other-2', 'other-3', 'other-4', 'other-5', 'other-6', 'other-7']))).not.toBe(main);
     // Another model family is another stream (a router lane), whatever its tools.
     expect(agent(snapshot('sys-v3', MAIN_TOOLS, ['u1-again', 'a1', 'u2', 'a2', 'u3'], 'gemini-2.5-flash-lite'))).not.toBe(main);
   });

@@ -21,10 +21,11 @@
 //      after every turn) is not the conversation going on;
 //   3. the stream with its first system block: its conversation was rewritten
 //      or started anew;
-//   4. the stream with the same tool names on the same model family that the
-//      request, carrying earlier turns, has more messages than: a conversation
-//      resumed with its system prompt edited and its first message rebuilt
-//      (Qwen Code's --resume rebuilds it);
+//   4. the stream whose conversation the request carries again, every earlier
+//      message kept but the first, on the same model family with the same
+//      tools or tools only added or only removed: a conversation resumed with
+//      its system prompt edited (or naming other tools) and its first message
+//      rebuilt (Qwen Code's --resume rebuilds it);
 // else it starts a stream, named after its first system block. Lineage is
 // kept in memory, bounded; after a restart a continuing conversation whose
 // system prompt was edited before starts a new stream.
@@ -60,6 +61,8 @@ interface Seen {
   messages: number;
   /** Hash of every message hash but the last: what a continuation keeps. */
   kept: string;
+  /** Hash of every message hash but the first and the last: what a resumed conversation keeps. */
+  keptAfterFirst: string;
   /** Hash of the id of the stream's latest stored response, when it has one. */
   response: string | undefined;
 }
@@ -75,6 +78,7 @@ function idFrom(value: string | string[] | undefined, maxLength: number): string
 const longest = (streams: readonly Seen[]): Seen | undefined => streams.reduce<Seen | undefined>((best, s) => (best === undefined || s.messages > best.messages ? s : best), undefined);
 
 const keptOf = (messages: readonly string[], count: number) => hashString(messages.slice(0, count).join(','));
+const keptAfterFirst = (messages: readonly string[], count: number) => hashString(messages.slice(1, count).join(','));
 
 const toolNames = (snapshot: SnapshotContent) => [...new Set((snapshot.tools ?? []).map((tool) => tool.name))].sort().join('\n');
 
@@ -124,11 +128,12 @@ export class StreamLineage {
       streams.find((s) => s.system === request.system && s.first === request.first) ??
       longest(streams.filter(continues)) ??
       streams.find((s) => s.system === request.system) ??
-      streams.find((s) => request.messages > 1 && request.messages > s.messages && s.family === request.family && s.tools !== '' && s.tools === request.tools);
+      streams.find((s) => request.messages > 1 && request.messages > s.messages && s.family === request.family && sameTools(s.tools, request.tools) && keptAfterFirst(messages, s.messages - 1) === s.keptAfterFirst);
     const seen: Seen = {
       agentId: found?.agentId ?? this.newAgent(streams, request.system),
       ...request,
       kept: keptOf(messages, messages.length - 1),
+      keptAfterFirst: keptAfterFirst(messages, messages.length - 1),
       response: chain.response === undefined ? undefined : hashString(chain.response),
     };
     if (found) streams.splice(streams.indexOf(found), 1);
