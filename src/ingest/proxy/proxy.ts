@@ -28,7 +28,7 @@ import type { Limits } from '../limits.js';
 import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
-import { geminiApi, geminiResponseId } from './gemini.js';
+import { geminiApi } from './gemini.js';
 import { StreamLineage } from './identity.js';
 import { observe } from './observe.js';
 import { ObservationQueue } from './observations.js';
@@ -323,7 +323,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           return;
         }
         observed = true;
-        const headerId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '');
+        const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
         const done = (async () => {
           try {
             await observeCall();
@@ -347,7 +347,6 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             return;
           }
           const body = copy!.take();
-          const requestId = (call!.api === 'gemini' ? geminiResponseId(usage) : undefined) ?? (headerId || randomUUID());
           const observation = observe(
             {
               provider,

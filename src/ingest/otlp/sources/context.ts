@@ -8,7 +8,7 @@
 // undone when the write of its events fails, so that the client's retry of
 // the same request finds the half it needs again.
 import type { SnapshotContent } from '../../../core/types.js';
-import type { Call, SnapshotPlace, Tokens } from './events.js';
+import type { SnapshotPlace } from './events.js';
 import type { Prefix } from './prefix.js';
 import { DEFAULT_LIMITS, type Limits } from '../../limits.js';
 import { footprint } from './footprint.js';
@@ -182,15 +182,6 @@ export interface Timed<T> {
   value: T;
 }
 
-/** A call known from its usage record, waiting for the record that names its response id (Gemini CLI). */
-export interface UnnamedCall {
-  /** Its requestId is the one to use when the record that names it has no id. */
-  call: Call;
-  tokens: Tokens;
-  /** The stream its request record waits in (calls.ts). */
-  stream: string;
-}
-
 /** What a harness's log records know of a call (its place, its message hashes), waiting for the span that carries the rest of its prefix. */
 export interface CallPart {
   place: SnapshotPlace & { model: string };
@@ -208,10 +199,6 @@ export interface MappingContext {
   readonly requestHalves: Pending<Timed<RequestHalf>[]>;
   /** `api_response` calls by stream, when they came before their `api_request`. */
   readonly responseHalves: Pending<Timed<KnownCall>[]>;
-  /** Gemini CLI `api_response` calls by session + event.timestamp, until the details record of the same response names its id. */
-  readonly unnamedCalls: Pending<UnnamedCall>;
-  /** Response ids ('' when the record names none) by session + event.timestamp, when the details record came before its `api_response`. */
-  readonly responseIds: Pending<string>;
   /** Span prefixes (Gemini CLI `llm_call`, Qwen Code `llm_request`) by span join key, until the call is known (unless halvesInStore). */
   readonly spanPrefixes: Pending<Prefix>;
   /** Calls known from log records by span join key, until their span comes (unless halvesInStore). */
@@ -251,8 +238,6 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
     claudeRequestIds: table('claude_request_ids'),
     requestHalves: table('request_halves'),
     responseHalves: table('response_halves'),
-    unnamedCalls: table('unnamed_calls'),
-    responseIds: table('response_ids'),
     spanPrefixes: table('span_prefixes'),
     spanCalls: table('span_calls'),
     sessionModels: table('session_models'),

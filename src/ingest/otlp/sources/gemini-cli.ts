@@ -1,4 +1,4 @@
-// Gemini CLI (0.61.x). Each model call is four records:
+// Gemini CLI (0.61.x). Each model call is three records:
 // - the `llm_call` span (exported by default) carries the request's system
 //   instructions (`gen_ai.system_instructions`) and tool declarations
 //   (`gen_ai.tool.definitions`), set when the span starts, whatever the
@@ -8,33 +8,24 @@
 //   (prompt logging is on by default);
 // - `gemini_cli.api_response` carries the usage, role and prompt_id, but no
 //   request or response id, and is not always logged inside the span (a
-//   streamed response is logged where the stream is read);
-// - a `gen_ai.client.inference.operation.details` record, logged right after
-//   it with the same session and `event.timestamp`, names the Gemini API's
-//   `responseId` of the answer (`gen_ai.response.id`).
-// The api_response and its details record pair by session and timestamp, in
-// either order, in the memory of the node that receives them (one log
-// exporter sends both); the response id is the call's request id, the one the
-// proxy gives the same call (proxy/gemini.ts), so OTLP and the proxy from the
-// same Gemini CLI make one turn. A details record without an id leaves the
-// call a derived one. The usage record waits for its details record: nothing
-// of the call is emitted before.
+//   streamed response is logged where the stream is read).
 // The response pairs with the request record of its stream (session, role,
 // prompt_id) that started when it did (calls.ts), and through it with the
 // span, whichever node receives it (a join through the store on the span's
 // ids): together they give the call's full snapshot — per-tool schema
 // hashes, the system hash, a hash per message; the text is hashed and
 // dropped. `input_token_count` INCLUDES the cache read; Gemini reports no
-// cache write. The details records' system instructions (another shape, cut
-// to a length limit) are not used, so that one call's system hash is never
-// compared with another's taken from a different shape.
+// cache write. The `gen_ai.client.inference.operation.details` records
+// repeat the system instructions in another shape, cut to a length limit:
+// they are not used, so that one call's system hash is never compared with
+// another's taken from a different shape.
 //
 // `gemini_cli.chat_compression` (tokens_before, tokens_after, no model) says
 // the session's history was summarised: it becomes a compaction marker. The
 // summarisation calls themselves (role utility_compressor) keep their own
 // stream: they are also made when the compression then fails.
 import type { LogRecord, Origin, Span } from '../records.js';
-import type { MappingContext, UnnamedCall } from './context.js';
+import type { MappingContext } from './context.js';
 import { count, eventName, eventTime, millis, requireSession, serviceName, text } from './attributes.js';
 import { requestRecord, responseRecord, spanHalf, spanJoinKey, type SpanJoin } from './calls.js';
 import { compactionMarker, noteSessionModel } from './compaction.js';
@@ -85,20 +76,6 @@ function apiRequest(record: LogRecord, context: MappingContext): Outcome {
   return requestRecord(context, streamKey(sessionId, a), at, half, spanJoin);
 }
 
-/** What pairs an api_response with its details record: undefined without a timestamp. */
-function responseKey(sessionId: string, a: LogRecord['attributes']): string | undefined {
-  const at = a['event.timestamp'];
-  return typeof at === 'string' && at !== '' ? JSON.stringify(['gemini_cli', sessionId, at]) : undefined;
-}
-
-/** A call whose response id is known ('' when its details record names none): its usage, and its place in the joins. */
-function named(context: MappingContext, unnamed: UnnamedCall, responseId: string): Outcome {
-  const call = responseId === '' ? unnamed.call : { ...unnamed.call, requestId: responseId };
-  // A usage event, not a turn: the request record and the span bring this call's snapshot.
-  const joined = responseRecord(context, unnamed.stream, call, spanJoin);
-  return { events: [usageEvent(call, unnamed.tokens), ...joined.events], halves: joined.halves };
-}
-
 function apiResponse(record: LogRecord, context: MappingContext): Outcome {
   const a = record.attributes;
   const total = count(a, 'input_token_count');
@@ -109,7 +86,7 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
   const model = text(a, 'model');
   const endMs = eventTime(record);
   const call: Call = {
-    // Used when no details record names the response: these attributes identify the call, and are the same when the record is sent again.
+    // No id is sent: these attributes identify the call, and are the same when the record is sent again.
     requestId: derivedRequestId('gemini_cli', [sessionId, role, promptId, a['event.timestamp'] ?? record.timeMs, model]),
     sessionId,
     agentId: geminiAgent(role, promptId),
@@ -125,27 +102,9 @@ function apiResponse(record: LogRecord, context: MappingContext): Outcome {
     output: (count(a, 'output_token_count') ?? 0) + (count(a, 'thoughts_token_count') ?? 0),
   });
   noteSessionModel(context, sessionId, call.agentId, model);
-  const unnamed: UnnamedCall = { call, tokens, stream: streamKey(sessionId, a) };
-  const key = responseKey(sessionId, a);
-  if (key === undefined) return named(context, unnamed, '');
-  const responseId = context.responseIds.take(key);
-  if (responseId !== undefined) return named(context, unnamed, responseId);
-  context.unnamedCalls.set(key, unnamed);
-  return { events: [] };
-}
-
-/** A details record: a response's (it counts tokens) names the response id of the api_response logged with it. */
-function operationDetails(record: LogRecord, context: MappingContext): Outcome {
-  const a = record.attributes;
-  // A request's or a failed call's details: no response.
-  if (count(a, 'gen_ai.usage.input_tokens') === undefined) return ignored('unused_event');
-  const key = responseKey(requireSession(record, a), a);
-  if (key === undefined) return ignored('unused_event');
-  const responseId = text(a, 'gen_ai.response.id') ?? '';
-  const unnamed = context.unnamedCalls.take(key);
-  if (unnamed !== undefined) return named(context, unnamed, responseId);
-  context.responseIds.set(key, responseId);
-  return { events: [] };
+  // A usage event, not a turn: the request record and the span bring this call's snapshot.
+  const joined = responseRecord(context, streamKey(sessionId, a), call, spanJoin);
+  return { events: [usageEvent(call, tokens), ...joined.events], halves: joined.halves };
 }
 
 /** The `llm_call` span: the prefix of the call whose request record was logged inside it; its counts repeat the logs'. */
@@ -167,7 +126,7 @@ export const geminiCli: Source = {
       return compactionMarker(record, context, { source: 'gemini_cli', name, sessionId, provider: PROVIDER });
     }
     if (name.startsWith(PREFIX)) return ignored('unused_event');
-    if (name === GENAI_DETAILS_EVENT && fromGeminiCli(record)) return operationDetails(record, context);
+    if (name === GENAI_DETAILS_EVENT && fromGeminiCli(record)) return ignored('unused_event');
     return undefined;
   },
   // Gemini CLI's spans repeat what its log records count; `llm_call` also carries the call's system and tools.
