@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { getJson, type ServerProcess } from '../e2e/server.js';
 import { toWire, turn, usage } from '../core/scenario.js';
-import { brokenNames, browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
+import { brokenNames, browserAndServer, lightness, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { CHANGED_TOOL, TOOLS_SESSION, uiWorkload } from './workload.js';
 
 /** A session whose system prompt changes every turn: more breaks than one page holds. */
@@ -56,7 +56,6 @@ describe('breaks explorer', () => {
         expect(await page.locator('.pager').innerText()).toContain('breaks 1–20');
         // The text follows the scheme: light on dark, dark on light.
         const [fg, bg] = await page.evaluate<string[]>('[getComputedStyle(document.body).color, getComputedStyle(document.documentElement).backgroundColor]');
-        const lightness = (rgb: string) => (rgb.match(/\d+/g) ?? []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
         if (scheme === 'dark') expect(lightness(fg!)).toBeGreaterThan(180);
         else expect(lightness(fg!)).toBeLessThan(80);
         expect(Math.abs(lightness(fg!) - lightness(bg!))).toBeGreaterThan(120);

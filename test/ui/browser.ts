@@ -41,6 +41,9 @@ export async function openPage(browser: Browser, width = 1280, colorScheme: Sche
 /** A screenshot of the whole page, named for what it shows. */
 export const shoot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 
+/** The mean of a CSS rgb() colour's channels, 0 (black) to 255 (white). */
+export const lightness = (rgb: string) => (rgb.match(/\d+/g) ?? []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
+
 /** Neither the page nor any table in it scrolls sideways. */
 export const noSidewaysScroll = (page: Page) =>
   page.evaluate<boolean>("[document.documentElement, ...document.querySelectorAll('.scroll')].every((e) => e.scrollWidth <= e.clientWidth)");

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { tempDir } from '../helpers.js';
 import { getJson, startServer, type ServerProcess } from '../e2e/server.js';
-import { brokenNames, browserAndServer, noSidewaysScroll, openPage, shoot } from './browser.js';
+import { brokenNames, browserAndServer, lightness, noSidewaysScroll, openPage, shoot } from './browser.js';
 import { ADDED_TOOL, CHANGED_TOOL, MARKUP_SESSION, MOVED_TOOLS, OLD_SESSION, TOOLS_SESSION, UNCHANGED_TOOL, uiWorkload } from './workload.js';
 
 let browser: Browser;
@@ -182,7 +182,6 @@ describe('web UI', () => {
     for (const width of [1280, 700]) {
       it(`draws every view readable in ${scheme} at ${width} px, none scrolling sideways`, { timeout: 60_000 }, async () => {
         const { page, problems } = await openPage(browser, width, scheme);
-        const lightness = (rgb: string) => (rgb.match(/\d+/g) ?? []).slice(0, 3).map(Number).reduce((a, b) => a + b, 0) / 3;
         for (const [name, path] of VIEWS) {
           await page.goto(`${server.url}${path}`);
           expect(await noSidewaysScroll(page), name).toBe(true);

@@ -26,6 +26,13 @@ const FILTERS: Record<keyof BreakFilters, { label: string; values?: readonly str
   sessionId: { label: 'session' },
   provider: { label: 'provider' },
 };
+/** The form's fields: the store's filters, then those computed when read (store/break-scan.ts). */
+const FIELDS: [string, { label: string; values?: readonly string[] }][] = [
+  ...Object.entries(FILTERS),
+  ['fingerprint', { label: 'fingerprint' }],
+  ['harnessAgreement', { label: 'harness', values: AGREEMENTS }],
+  ['providerAgreement', { label: 'provider verdict', values: AGREEMENTS }],
+];
 const RANGE_PARAMS = ['range', 'from', 'to'];
 const KNOWN = new Set([...Object.keys(FILTERS), ...COMPUTED_FILTERS, ...RANGE_PARAMS, 'order', 'cursor', 'back']);
 
@@ -53,8 +60,9 @@ const paramsOf = (filters: BreakFilters | ComputedFilters): Record<string, strin
 
 function filterForm(filters: BreakFilters, computed: ComputedFilters, order: BreakOrder, range: UiRange): Html {
   const hidden = Object.entries(Object.fromEntries(new URLSearchParams(range.query))).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
-  const fields = (Object.entries(FILTERS) as [keyof BreakFilters, (typeof FILTERS)[keyof BreakFilters]][]).map(([name, { label, values }]) => {
-    const current = (filters[name] ?? []).join(',');
+  const given: Record<string, string[] | undefined> = { ...filters, ...computed };
+  const fields = FIELDS.map(([name, { label, values }]) => {
+    const current = (given[name] ?? []).join(',');
     const input = values
       ? html`<select name="${name}" aria-label="${label}"><option value="">any</option>${[...values, ...(current !== '' && !values.includes(current) ? [current] : [])].map(
           (v) => html`<option${v === current ? html` selected` : ''}>${v}</option>`,
@@ -62,15 +70,6 @@ function filterForm(filters: BreakFilters, computed: ComputedFilters, order: Bre
       : html`<input name="${name}" aria-label="${label}" value="${current}" placeholder="any">`;
     return html`<label>${label} ${input}</label>`;
   });
-  fields.push(html`<label>fingerprint <input name="fingerprint" aria-label="fingerprint" value="${(computed.fingerprint ?? []).join(',')}" placeholder="any" size="17"></label>`);
-  for (const [name, label] of [['harnessAgreement', 'harness'], ['providerAgreement', 'provider verdict']] as const) {
-    const current = (computed[name] ?? []).join(',');
-    fields.push(
-      html`<label>${label} <select name="${name}" aria-label="${label}"><option value="">any</option>${[...AGREEMENTS, ...(current !== '' && !(AGREEMENTS as readonly string[]).includes(current) ? [current] : [])].map(
-        (v) => html`<option${v === current ? html` selected` : ''}>${v}</option>`,
-      )}</select></label>`,
-    );
-  }
   const sort = html`<label>sort <select name="order" aria-label="sort">${(Object.entries(ORDERS) as [BreakOrder, string][]).map(
     ([key, label]) => html`<option value="${key}"${key === order ? html` selected` : ''}>${label} first</option>`,
   )}</select></label>`;
