@@ -397,7 +397,7 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
       proxy = await startProxy(
         { ...options.proxy, host: options.host },
         // The main port's limits, and its in-flight budget shared: both ports together hold at most --inflight-limit.
-        { pipeline, counters, log, auth, store, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
+        { pipeline, counters, log, stderr, auth, store, limits, bodyLimit: options.bodyLimit, inflight, bodyTimeoutMs, maxConnections, headersTimeoutMs, openProject: options.project, now: Date.now },
       );
       ports.add(() => proxy?.close());
     }

@@ -2,9 +2,10 @@
 // provider API) and every request is forwarded, unchanged, to that provider's
 // configured upstream, never to a host the request names. The response is
 // streamed back byte for byte as it arrives; a copy of its chunks is read on
-// the side for usage. Once the client has the whole answer, the call's
-// snapshot and usage go as one event to a bounded queue in front of the
-// pipeline (observations.ts). Nothing on a call's path waits on the database:
+// the side for usage. Once the client has the whole answer, the call is
+// observed in a thread of its own (observer.ts), and its snapshot and usage
+// go as one event to a bounded queue in front of the pipeline
+// (observations.ts). Nothing on a call's path waits on the database:
 // access is decided from a copy of the keys in memory (auth/key-copy.ts), and
 // observing is best effort: a slow, locked or failing store never holds up or
 // fails a proxied call; what is not stored is counted
@@ -29,9 +30,8 @@ import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
 import { geminiApi } from './gemini.js';
-import { StreamLineage } from './identity.js';
-import { observe } from './observe.js';
 import { ObservationQueue } from './observations.js';
+import { startObserver } from './observer.js';
 import { openaiApi } from './openai.js';
 import { RequestCopy, watchBody } from './request-body.js';
 import { ResponseReader } from './response.js';
@@ -88,6 +88,8 @@ export interface ProxyDeps {
   /** The project counted for requests refused before a key named one. */
   openProject: string;
   now: () => number;
+  /** Where the observer thread's log lines go, already formatted. */
+  stderr: (line: string) => void;
 }
 
 export interface RunningProxy {
@@ -179,11 +181,11 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
   const { counters, log, pipeline } = deps;
   const upstreams = Object.fromEntries(Object.entries(settings.upstreams).map(([provider, base]) => [provider, upstreamOf(base)])) as Record<ProxyProvider, Upstream>;
   const repeated = new LogThrottle();
-  /** Observations being built (the response's usage unpacked, the request body read): CPU only, before the queue. */
+  /** Observations being built (the response's usage unpacked, the request body read in the observer thread), before the queue. */
   const observing = new Set<Promise<void>>();
   const keys = new KeyCopy(deps.store, deps.auth, log);
-  const lineage = new StreamLineage();
   await keys.load();
+  const observer = await startObserver({ limits: deps.limits, bodyLimit: deps.bodyLimit }, deps.stderr);
 
   const countRequest = (project: string, provider: string, outcome: string) => counters.inc('proxyRequests', { project, provider, outcome });
   const countCall = (project: string, provider: string, outcome: string) => counters.inc('proxyObservations', { project, provider, outcome });
@@ -346,23 +348,23 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
             return;
           }
-          const body = copy!.take();
-          const observation = observe(
-            {
-              provider,
-              call: call!,
-              requestHeaders: req.headers,
-              body,
-              requestId,
-              startMs,
-              endMs,
-              ttftMs: reader!.streamed && firstByteMs !== undefined ? Math.round(firstByteMs) : undefined,
-              usage,
-            },
-            deps.limits,
-            deps.bodyLimit,
-            (snapshot, chain) => lineage.identityOf(project, req.headers, snapshot, deps.limits.maxString, chain),
-          );
+          // The copy counts in the budget until the observer thread is done with it.
+          const observation = await observer
+            .request({
+              project,
+              call: {
+                provider,
+                call: call!,
+                requestHeaders: req.headers,
+                body: copy!.take(),
+                requestId,
+                startMs,
+                endMs,
+                ttftMs: reader!.streamed && firstByteMs !== undefined ? Math.round(firstByteMs) : undefined,
+                usage,
+              },
+            })
+            .finally(() => copy!.release());
           if (!observation.ok) {
             countCall(project, provider, 'unreadable');
             warn('proxy_unreadable', { provider, error: observation.error });
@@ -413,6 +415,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
         clearTimeout(cut);
         keys.stop();
         await Promise.all(observing);
+        await observer.close();
         await queue.close();
         for (const upstream of Object.values(upstreams)) upstream.agent.destroy();
       })();

@@ -44,10 +44,10 @@ export class RequestCopy {
     this.parts.push(chunk);
   }
 
-  /** The whole copy, handed over once: what it held of the budget is given back. */
+  /** The whole copy, in one buffer; it still counts in the budget until release(), once it has been observed. */
   take(): Buffer {
     const body = Buffer.concat(this.parts, this.size);
-    this.release();
+    this.parts = [body];
     return body;
   }
 
