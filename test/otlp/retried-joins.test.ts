@@ -13,15 +13,19 @@ import { fixture, only } from './sources/helpers.js';
 
 const v332 = fixture('claude-code/2.1.332.json');
 
+function receiverOf(store: ReturnType<typeof freshStore>) {
+  return new OtlpReceiver({
+    pipeline: new Pipeline(store, new Counters(), createLogger(() => {})),
+    counters: new Counters(),
+    now: Date.now,
+    limits: DEFAULT_LIMITS,
+  });
+}
+
 describe('OTLP joins across requests', () => {
   it('are undone when the write fails, so that the retry joins again', async () => {
     const store = freshStore();
-    const receiver = new OtlpReceiver({
-      pipeline: new Pipeline(store, new Counters(), createLogger(() => {})),
-      counters: new Counters(),
-      now: Date.now,
-      limits: DEFAULT_LIMITS,
-    });
+    const receiver = receiverOf(store);
     const send = (record: LogRecord) => receiver.export('default', 'logs', { telemetry: only({ logs: [record] }), ignored: {} }, 'otlp_http');
     // One record per request, in the harness's order; the first delivery of
     // each fails while the database refuses writes, and is retried.

@@ -68,12 +68,12 @@ const CASES: Record<string, Case> = {
     turns: {
       'b2e4f6a8-1c3d-4e5f-8a9b-0c1d2e3f4a5b': [
         // Gemini caches implicitly: a router prompt above the minimum that read nothing was written.
-        [GEMINI_ID, 'utility_router', 'cold'],
-        [GEMINI_ID, 'main', 'cold'],
-        [GEMINI_ID, 'utility_router', 'cold'],
-        [GEMINI_ID, 'main', 'hit'],
-        [GEMINI_ID, 'utility_router', 'cold'],
-        [GEMINI_ID, 'main', 'miss'],
+        ['router-1', 'utility_router', 'cold'],
+        ['main-1', 'main', 'cold'],
+        ['router-2', 'utility_router', 'cold'],
+        ['main-2', 'main', 'hit'],
+        ['router-3', 'utility_router', 'cold'],
+        ['main-3', 'main', 'miss'],
       ],
     },
     breaks: [{ agentId: 'main', reason: 'system_changed', changedSystemBlocks: [0], previousCacheReadTokens: 9600, currentCacheReadTokens: 0 }],
@@ -83,7 +83,7 @@ const CASES: Record<string, Case> = {
     fixture: 'gemini-cli/0.61.0-changes.json',
     requests: logsThenSpans,
     turns: {
-      '5e7a9c1b-3d5f-4a7b-9c1d-2e4f6a8b0c2d': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss'].map((state) => [GEMINI_ID, 'main', state]),
+      '5e7a9c1b-3d5f-4a7b-9c1d-2e4f6a8b0c2d': ['cold', 'hit', 'miss', 'hit', 'miss', 'hit', 'miss'].map((state, i) => [`changes-${i + 1}`, 'main', state]),
     },
     breaks: [
       { reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 0, changedToolNames: [] },
@@ -176,12 +176,12 @@ const CASES: Record<string, Case> = {
     requests: logsThenSpans,
     turns: {
       'c3d5e7f9-2a4b-4c6d-8e0f-1a2b3c4d5e6f': [
-        [GEMINI_ID, 'main', 'cold'],
-        [GEMINI_ID, 'main', 'hit'],
-        [GEMINI_ID, 'utility_compressor', 'cold'],
-        [GEMINI_ID, 'utility_compressor', 'hit'],
+        ['compression-1', 'main', 'cold'],
+        ['compression-2', 'main', 'hit'],
+        ['compression-3', 'utility_compressor', 'cold'],
+        ['compression-4', 'utility_compressor', 'hit'],
         [GEMINI_ID, 'compact', null],
-        [GEMINI_ID, 'main', 'expected'],
+        ['compression-5', 'main', 'expected'],
       ],
     },
     breaks: [],

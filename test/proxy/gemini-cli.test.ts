@@ -8,10 +8,11 @@
 // one resumed after ~/.gemini/GEMINI.md was written, one resumed with a tool
 // excluded in its settings. Nothing of the key, the prompts or the system
 // instruction reaches the database.
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { breaksOf, turnsOf, type WireBreak } from '../e2e/api.js';
+import { breaksOf, sessionsOf, turnsOf, type WireBreak } from '../e2e/api.js';
 import { startServer } from '../e2e/server.js';
 import { tempDir } from '../helpers.js';
 import { byAgent, installHarness, type NpmHarness } from './npm-harness.js';
@@ -40,6 +41,23 @@ const systemOf = (request: GenerateRequest) => (request.systemInstruction?.parts
 /** The router's call: it asks for a complexity score as JSON. */
 const isRouter = (request: GenerateRequest) => JSON.stringify(request.generationConfig ?? {}).includes('complexity_score');
 
+/** A fresh HOME per session: no credentials or history of the machine; no statistics or update checks; telemetry off unless given. */
+function home(settings: Record<string, unknown> = {}): string {
+  const dir = tempDir();
+  mkdirSync(join(dir, '.gemini'));
+  writeFileSync(
+    join(dir, '.gemini', 'settings.json'),
+    JSON.stringify({
+      security: { auth: { selectedType: 'gemini-api-key' } },
+      telemetry: { enabled: false },
+      privacy: { usageStatisticsEnabled: false },
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      ...settings,
+    }),
+  );
+  return dir;
+}
+
 let gemini: NpmHarness;
 beforeAll(async () => {
   gemini = await installHarness('@google/gemini-cli', VERSION, '@google/gemini-cli/bundle/gemini.js');
@@ -56,22 +74,6 @@ describe('Gemini CLI through cachebreak proxy', () => {
     });
     try {
       const server = await startServer({ command: 'proxy', args: ['--gemini-upstream', upstream.url] });
-      /** A fresh HOME per session: no credentials or history of the machine; no telemetry, statistics or update checks. */
-      const home = (settings: Record<string, unknown> = {}) => {
-        const dir = tempDir();
-        mkdirSync(join(dir, '.gemini'));
-        writeFileSync(
-          join(dir, '.gemini', 'settings.json'),
-          JSON.stringify({
-            security: { auth: { selectedType: 'gemini-api-key' } },
-            telemetry: { enabled: false },
-            privacy: { usageStatisticsEnabled: false },
-            general: { disableAutoUpdate: true, disableUpdateNag: true },
-            ...settings,
-          }),
-        );
-        return dir;
-      };
       const turn = async (session: string, homeDir: string, cwd: string, args: string[]) => {
         const env = {
           PATH: process.env.PATH,
@@ -127,6 +129,61 @@ describe('Gemini CLI through cachebreak proxy', () => {
       await server.stop();
       const stored = [server.db, `${server.db}-wal`].filter(existsSync).map((path) => readFileSync(path).toString('latin1')).join('');
       for (const secret of [KEY, ...PROMPTS, NOTE, systemOf(a1!).slice(0, 60)]) expect(stored).not.toContain(secret);
+    } finally {
+      await upstream.close();
+    }
+  }, 200_000);
+  it('with its OTLP sent to the same server, each call is one turn, in the session of --session-id, with the proxy snapshot', async () => {
+    const cache = promptCache();
+    let answered = 0;
+    const prompts: number[] = [];
+    const upstream = await mockUpstream((request) => {
+      const body = JSON.parse(request.body.toString()) as GenerateRequest;
+      const { prompt, cached } = cache([body.systemInstruction ?? null, body.tools ?? [], ...body.contents]);
+      const usage = { promptTokenCount: prompt, ...(cached > 0 ? { cachedContentTokenCount: cached } : {}) };
+      prompts.push(prompt);
+      const text = isRouter(body) ? JSON.stringify({ complexity_reasoning: 'A greeting.', complexity_score: 5 }) : 'Hello!';
+      return geminiAnswer(request, usage, text, `answer-${++answered}`);
+    });
+    try {
+      const server = await startServer({ command: 'proxy', args: ['--gemini-upstream', upstream.url] });
+      const session = randomUUID();
+      const homeDir = home({ telemetry: { enabled: true, target: 'local', otlpEndpoint: server.url, otlpProtocol: 'http' } });
+      const env = {
+        PATH: process.env.PATH,
+        HOME: homeDir,
+        GOOGLE_GEMINI_BASE_URL: `${server.proxyUrl}/gemini`,
+        GEMINI_API_KEY: KEY,
+        GEMINI_CLI_CUSTOM_HEADERS: `x-cachebreak-session: ${session}`,
+      };
+      const run = await gemini.run(['--skip-trust', '--output-format', 'json', '--session-id', session, '-p', PROMPTS[0]!], { cwd: tempDir(), env, timeoutMs: RUN_TIMEOUT_MS });
+      if (run.code !== 0) throw new Error(`${gemini.spec} exited ${run.code ?? run.signal}; stderr:\n${run.stderr.slice(-2000)}`);
+      expect((JSON.parse(run.stdout) as GeminiResult).session_id).toBe(session);
+      // The router's call and the conversation's.
+      expect(upstream.received).toHaveLength(2);
+
+      /** The sum of the series of `name` whose labels include `labels`. */
+      const metric = async (name: string, labels: string) => {
+        const lines = (await (await fetch(`${server.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith(`${name}{`) && l.includes(labels));
+        return lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+      };
+      // Both sources reached the server: the proxy's two turns, and per call the OTLP usage, the logs' snapshot and the span's.
+      await waitFor('the proxy turns', () => metric('cachebreak_proxy_observations_total', 'outcome="turn"'), (n) => n === 2);
+      await waitFor('the OTLP events of both calls', () => metric('cachebreak_events_total', 'receiver="otlp_http"'), (n) => n >= 6);
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      expect(text).not.toMatch(/cachebreak_events_total\{[^}]*outcome="rejected"[^}]*\} [1-9]/);
+      expect(text).not.toMatch(/cachebreak_proxy_observations_total\{[^}]*outcome="rejected"[^}]*\} [1-9]/);
+
+      const sessions = await sessionsOf(server.url);
+      expect(sessions.map((s) => s.sessionId)).toEqual([session]);
+      const stored = await turnsOf(server.url, session);
+      expect(stored.map((t) => t.requestId)).toEqual(['answer-1', 'answer-2']);
+      // Named by the proxy's lineage (a stream per system prompt), not by the telemetry's role: the proxy's snapshot.
+      expect(stored.every((t) => t.agentId.startsWith('system-'))).toBe(true);
+      expect(stored.map((t) => t.model)).toEqual(upstream.received.map((r) => /\/models\/([^/:]+):/.exec(r.url)?.[1]));
+      // Each call's prompt, counted once.
+      expect(stored.map((t) => t.usage!.uncached + t.usage!.read)).toEqual(prompts);
+      await server.stop();
     } finally {
       await upstream.close();
     }

@@ -4,6 +4,7 @@
 // answered 404 and reach no upstream: it is not an open relay.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { geminiResponseId } from '../../src/ingest/proxy/gemini.js';
 import { send, sendRaw } from './client.js';
 import { startProxyHarness, type ProxyHarness } from './harness.js';
 import { waitFor } from './wait.js';
@@ -50,11 +51,13 @@ describe('passthrough', () => {
   it('answers every wire format of the three APIs byte for byte, and forwards the request unchanged but for its own headers', async () => {
     const h = await startProxyHarness();
     setUsage(h);
+    const answers: string[] = [];
     for (const [i, c] of CASES.entries()) {
       const mock = h[c.mock];
       const headers = { 'content-type': 'application/json', authorization: 'Bearer client-key', 'x-custom': 'kept', 'x-cachebreak-session': `s${i}`, 'x-cachebreak-agent': 'a' };
       const answer = await send(h.proxy, 'POST', c.path, headers, c.body);
       const received = mock.received.at(-1)!;
+      answers.push(mock.sent.at(-1)!.toString());
       expect(answer.status, c.name).toBe(200);
       expect(answer.body.equals(mock.sent.at(-1)!), c.name).toBe(true);
       expect(answer.headers['content-type'], c.name).toMatch(/^(application\/json|text\/event-stream)/);
@@ -68,6 +71,8 @@ describe('passthrough', () => {
       const [turn] = await turnsOf(h, `s${i}`, 1);
       const expected = c.mock === 'anthropic' ? { uncached: 30, read: 1_000, write: 3_000 } : { uncached: 3_000, read: 1_000, write: 0 };
       expect(turn, c.name).toMatchObject({ agentId: 'a', provider: c.mock, usage: expected });
+      // A Gemini call is named by its answer's responseId, as Gemini CLI's telemetry names it.
+      if (c.mock === 'gemini') expect(turn!.requestId, c.name).toBe(/"responseId":"([^"]+)"/.exec(answers[i]!)?.[1]);
     }
     expect(await h.metric('cachebreak_proxy_requests_total', { outcome: 'forwarded' })).toBeGreaterThan(0);
   });
@@ -182,5 +187,15 @@ describe('passthrough', () => {
     const dotted = await send(h.proxy, 'GET', '/openai/v1/files/a..b?after=..', {});
     expect(dotted.status).toBe(200);
     expect(h.openai.received.at(-1)!.url).toBe('/v1/files/a..b?after=..');
+  });
+});
+
+describe('geminiResponseId', () => {
+  it('reads the responseId of an answer or of a stream\'s chunks, and none when the API sent none', () => {
+    expect(geminiResponseId({ responseId: 'r1', usageMetadata: {} })).toBe('r1');
+    expect(geminiResponseId([{ candidates: [] }, { responseId: 'r2' }])).toBe('r2');
+    expect(geminiResponseId({ usageMetadata: { promptTokenCount: 3 } })).toBeUndefined();
+    expect(geminiResponseId([{ responseId: '' }, null])).toBeUndefined();
+    expect(geminiResponseId(undefined)).toBeUndefined();
   });
 });

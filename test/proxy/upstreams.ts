@@ -3,6 +3,7 @@
 // SSE), Gemini generateContent (JSON, SSE with CRLF, and the JSON-array
 // stream). Each records what it received and the exact bytes it sent, and
 // answers with the usage the test sets.
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -167,13 +168,14 @@ export function responsesAnswer(request: Received, usage: UsageFields, id = 'res
 }
 
 /** Gemini: promptTokenCount includes cachedContentTokenCount; zero fields are omitted. */
-export function geminiAnswer(request: Received, usage: UsageFields, text = 'Hello!'): Answer {
+/** `responseId`: what the API names its answer by, a new one each answer (every chunk of a stream names the same one). */
+export function geminiAnswer(request: Received, usage: UsageFields, text = 'Hello!', responseId = randomBytes(16).toString('base64url').slice(0, 22)): Answer {
   const [head, tail] = [text.slice(0, -1), text.slice(-1)];
   const chunk = (text: string, final: boolean) => ({
     candidates: [{ content: { parts: [{ text }], role: 'model' }, ...(final ? { finishReason: 'STOP' } : {}), index: 0 }],
     usageMetadata: final ? { ...usage, candidatesTokenCount: 6, totalTokenCount: Number(usage.promptTokenCount) + 6 } : { promptTokenCount: usage.promptTokenCount, totalTokenCount: usage.promptTokenCount },
     modelVersion: 'gemini-2.5-flash',
-    responseId: 'mLgXaOjAC6fJ1MkPgYTfwAQ',
+    responseId,
   });
   if (request.url.includes(':streamGenerateContent')) {
     if (request.url.includes('alt=sse')) return sse([`data: ${JSON.stringify(chunk(head, false))}`, `data: ${JSON.stringify(chunk(tail, true))}`], {}, '\r\n\r\n');

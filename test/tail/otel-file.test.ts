@@ -11,7 +11,7 @@ import { createMappingContext, mapTelemetry } from '../../src/ingest/otlp/source
 import { telemetryOfDump } from '../../src/ingest/tail/formats/otel-sdk.js';
 import { objectFramer } from '../../src/ingest/tail/frames/objects.js';
 import { freshStore, tempDir } from '../helpers.js';
-import { fixture, mapped, store } from '../otlp/sources/helpers.js';
+import { fixture, mapped, mappedPerRecord, store } from '../otlp/sources/helpers.js';
 import { follow, turnStates, waitFor } from './harness.js';
 
 const QWEN_SESSION = '7f3c9a2e-4b1d-4e8a-9c6f-2d5e8a1b3c4d';
@@ -60,8 +60,8 @@ describe('telemetry outfile → Telemetry', () => {
   ] as const) {
     it(`${file}: the same events and token points as the OTLP records`, () => {
       const fromFile = mapEach(dumps(file));
-      const telemetry = fixture(otlp);
-      const fromOtlp = mapped(telemetry);
+      // An outfile holds one record per object: mapped as OTLP exports of one record each (a Gemini CLI call keeps its derived id).
+      const fromOtlp = mappedPerRecord(fixture(otlp));
       expect(byRequest(fromFile.events)).toEqual(byRequest(fromOtlp.events));
       // In an outfile the metrics share the harness's one resource, so series ids (which hash it) differ; the series do not.
       const metricPoints = fixture('metrics/token-usage.json').points.filter((p) => p.resource['service.name'] === service);
@@ -125,7 +125,7 @@ describe('tailing an outfile', () => {
     }
     const tailed = freshStore();
     const following = await follow(tailed, [join(dir, '*.log')], { fromStart: true });
-    const { store: reference } = await store(mapped(fixture('qwen-code/0.24.4.json')), mapped(fixture('gemini-cli/0.61.0.json')));
+    const { store: reference } = await store(mapped(fixture('qwen-code/0.24.4.json')), mappedPerRecord(fixture('gemini-cli/0.61.0.json')));
     const expected = await turnStates(reference, [QWEN_SESSION, GEMINI_SESSION]);
     const count = Object.keys(expected).length;
     expect(count).toBe(12);

@@ -29,7 +29,7 @@ import type { Limits } from '../limits.js';
 import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
-import { geminiApi } from './gemini.js';
+import { geminiApi, geminiResponseId } from './gemini.js';
 import { ObservationQueue } from './observations.js';
 import { startObserver } from './observer.js';
 import { openaiApi } from './openai.js';
@@ -325,7 +325,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
           return;
         }
         observed = true;
-        const requestId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '') || randomUUID();
+        const headerId = String(answer.headers['request-id'] ?? answer.headers['x-request-id'] ?? '');
         const done = (async () => {
           try {
             await observeCall();
@@ -348,6 +348,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
             return;
           }
+          const requestId = (call!.api === 'gemini' ? geminiResponseId(usage) : undefined) ?? (headerId || randomUUID());
           // The copy counts in the budget until the observer thread is done with it.
           const observation = await observer
             .request({

@@ -10,18 +10,47 @@ function requestIds(events: { type: string; requestId: string }[], type: string)
   return events.filter((e) => e.type === type).map((e) => e.requestId);
 }
 
+type Record = (typeof telemetry.logs)[number];
+/** The details record logged with an api_response: the same session and event.timestamp, and a response's token count. */
+function detailsOf(logs: readonly Record[], response: Record): Record {
+  return logs.find(
+    (r) =>
+      r.attributes['event.name'] === 'gen_ai.client.inference.operation.details' &&
+      r.attributes['event.timestamp'] === response.attributes['event.timestamp'] &&
+      r.attributes['gen_ai.usage.input_tokens'] !== undefined,
+  )!;
+}
+
 describe('Gemini CLI 0.61.0', () => {
-  it('gives each api_response a derived request id, stable when the record is sent again', () => {
+  it('names each call by the response id of the details record logged with its api_response, whichever comes first', () => {
     const first = mapped(telemetry);
     const again = mapped(telemetry);
     expect(first.rejected).toEqual([]);
-    const ids = requestIds(first.events, 'usage');
-    expect(ids).toHaveLength(6);
-    expect(new Set(ids).size).toBe(6);
-    for (const id of ids) expect(id).toMatch(/^gemini_cli:[0-9a-f]{16}$/);
-    expect(requestIds(again.events, 'usage')).toEqual(ids);
-    // user_prompt, api_request, model_routing and the request-side details records.
-    expect(first.ignored).toEqual({ unused_event: 15 });
+    // Turn 2's details records come before their api_response; the others after.
+    expect(requestIds(first.events, 'usage')).toEqual(['router-1', 'main-1', 'router-2', 'main-2', 'router-3', 'main-3']);
+    expect(requestIds(again.events, 'usage')).toEqual(requestIds(first.events, 'usage'));
+    // user_prompt, model_routing and the request-side details records.
+    expect(first.ignored).toEqual({ unused_event: 9 });
+  });
+
+  it('names a call by a derived id at once when its details record is in another export, and the later details record changes nothing', () => {
+    const context = createMappingContext();
+    const response = telemetry.logs.find((r) => r.attributes['event.name'] === 'gemini_cli.api_response')!;
+    const alone = mapped(only({ logs: [response] }), context);
+    expect(requestIds(alone.events, 'usage')).toEqual([expect.stringMatching(/^gemini_cli:[0-9a-f]{16}$/)]);
+    const later = mapped(only({ logs: [detailsOf(telemetry.logs, response)] }), context);
+    expect(later.events).toEqual([]);
+    // One export's details records name nothing of the next: the same api_response again gets the same derived id.
+    expect(requestIds(mapped(only({ logs: [response] }), context).events, 'usage')).toEqual(requestIds(alone.events, 'usage'));
+  });
+
+  it('keeps a derived request id, stable when sent again, when the details record names no response id', () => {
+    const response = telemetry.logs.find((r) => r.attributes['event.name'] === 'gemini_cli.api_response')!;
+    const details = detailsOf(telemetry.logs, response);
+    const { 'gen_ai.response.id': _, ...attributes } = details.attributes;
+    const ids = () => requestIds(mapped(only({ logs: [response, { ...details, attributes }] })).events, 'usage');
+    expect(ids()).toEqual([expect.stringMatching(/^gemini_cli:[0-9a-f]{16}$/)]);
+    expect(ids()).toEqual(ids());
   });
 
   it('reads input_token_count as INCLUSIVE of the cache, and bills thoughts as output', () => {
@@ -62,7 +91,7 @@ describe('Gemini CLI 0.61.0', () => {
     const mainRequests = telemetry.logs.filter((r) => r.attributes['event.name'] === 'gemini_cli.api_request' && r.attributes['role'] === 'main');
     const mainResponses = telemetry.logs.filter((r) => r.attributes['event.name'] === 'gemini_cli.api_response' && r.attributes['role'] === 'main');
     // The requests of turns 1 and 2 arrive before the response of turn 2: turn 2 must take its own (3 messages).
-    const events = mapped(only({ logs: [mainRequests[0]!, mainRequests[1]!, mainResponses[1]!] })).events;
+    const events = mapped(only({ logs: [mainRequests[0]!, mainRequests[1]!, mainResponses[1]!, detailsOf(telemetry.logs, mainResponses[1]!)] })).events;
     const snapshot = events.find((e) => e.type === 'snapshot');
     expect(snapshot?.type === 'snapshot' && snapshot.messageHashes?.length).toBe(3);
   });
@@ -217,13 +246,17 @@ describe('Gemini CLI 0.61.0 request records that get no response', () => {
       attributes: { ...request.attributes, 'event.timestamp': at(i) },
     }));
     /** The response of the call that started with request i (500 ms long). */
-    const answer = (i: number) => ({
-      ...response,
-      attributes: { ...response.attributes, 'event.timestamp': new Date(t0 + i * 10_000 + 500).toISOString(), duration_ms: 500 },
-    });
+    const details = detailsOf(telemetry.logs, response);
+    const answer = (i: number) => {
+      const ended = new Date(t0 + i * 10_000 + 500).toISOString();
+      return [
+        { ...response, attributes: { ...response.attributes, 'event.timestamp': ended, duration_ms: 500 } },
+        { ...details, attributes: { ...details.attributes, 'event.timestamp': ended, 'gen_ai.response.id': `answer-${i}` } },
+      ];
+    };
     const context = createMappingContext();
     mapped(only({ logs: requests }), context);
-    const snapshotsOf = (i: number) => mapped(only({ logs: [answer(i)] }), context).events.filter((e) => e.type === 'snapshot');
+    const snapshotsOf = (i: number) => mapped(only({ logs: answer(i) }), context).events.filter((e) => e.type === 'snapshot');
     expect(snapshotsOf(0)).toEqual([]);
     expect(snapshotsOf(5)).toEqual([]);
     expect(snapshotsOf(6)).toHaveLength(1);

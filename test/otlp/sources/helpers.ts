@@ -29,6 +29,25 @@ export function mapped(telemetry: Telemetry, context: MappingContext = createMap
   return mapTelemetry(telemetry, context);
 }
 
+/**
+ * Maps telemetry as an outfile gives it: each log record an export of its
+ * own (so no record is read together with another), then the spans and points.
+ */
+export function mappedPerRecord(telemetry: Telemetry): Mapped {
+  const context = createMappingContext();
+  const parts = [...telemetry.logs.map((log) => only({ logs: [log] })), only({ spans: telemetry.spans, points: telemetry.points })].map((t) => mapped(t, context));
+  const ignored: Record<string, number> = {};
+  for (const part of parts) for (const [reason, n] of Object.entries(part.ignored)) ignored[reason] = (ignored[reason] ?? 0) + n;
+  return {
+    events: parts.flatMap((p) => p.events),
+    origins: parts.flatMap((p) => p.origins),
+    tokenPoints: parts.flatMap((p) => p.tokenPoints),
+    halves: parts.flatMap((p) => p.halves),
+    ignored,
+    rejected: parts.flatMap((p) => p.rejected),
+  };
+}
+
 export interface Stored {
   store: SqliteStore;
   counts: { accepted: number; duplicates: number };

@@ -88,7 +88,7 @@ export function serviceName(origin: Origin): string | undefined {
 }
 
 /** session.id on the record, else on the resource (Gemini CLI sets both). */
-function sessionIdOf(origin: Origin, attributes: Attributes): string | undefined {
+export function sessionIdOf(origin: Origin, attributes: Attributes): string | undefined {
   return text(attributes, 'session.id') ?? text(origin.resource, 'session.id');
 }
 

@@ -199,6 +199,13 @@ export interface MappingContext {
   readonly requestHalves: Pending<Timed<RequestHalf>[]>;
   /** `api_response` calls by stream, when they came before their `api_request`. */
   readonly responseHalves: Pending<Timed<KnownCall>[]>;
+  /**
+   * Response ids ('' when the record names none) that the Gemini CLI details
+   * records of the export being mapped name, by session + event.timestamp:
+   * filled before its records are mapped (Source.beforeLogs), replaced by
+   * the next export's.
+   */
+  readonly exportResponseIds: Map<string, string>;
   /** Span prefixes (Gemini CLI `llm_call`, Qwen Code `llm_request`) by span join key, until the call is known (unless halvesInStore). */
   readonly spanPrefixes: Pending<Prefix>;
   /** Calls known from log records by span join key, until their span comes (unless halvesInStore). */
@@ -238,6 +245,7 @@ export function createMappingContext(options: ContextOptions = {}): MappingConte
     claudeRequestIds: table('claude_request_ids'),
     requestHalves: table('request_halves'),
     responseHalves: table('response_halves'),
+    exportResponseIds: new Map(),
     spanPrefixes: table('span_prefixes'),
     spanCalls: table('span_calls'),
     sessionModels: table('session_models'),

@@ -92,6 +92,7 @@ function count(out: Mapped, reason: string): void {
 export function mapTelemetry(telemetry: Telemetry, context: MappingContext): Mapped {
   const out: Mapped = { events: [], origins: [], tokenPoints: [], halves: [], ignored: {}, rejected: [] };
   const { halvesInStore } = context;
+  for (const source of SOURCES) source.beforeLogs?.(telemetry.logs, context);
   mapEach('logs', telemetry.logs, (source, record) => source.log?.(record, context), out, halvesInStore);
   mapEach('spans', telemetry.spans, (source, span) => source.span?.(span, context), out, halvesInStore);
   mapEach('points', telemetry.points, (source, point) => source.point?.(point, context), out, halvesInStore);

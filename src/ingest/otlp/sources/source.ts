@@ -19,6 +19,8 @@ export type Outcome = { events: CacheEvent[]; halves?: Half[] } | { tokenPoints:
 /** undefined: not this source's record. */
 export interface Source {
   readonly name: string;
+  /** Looks at an export's log records together, before each is offered to log(). */
+  beforeLogs?(records: readonly LogRecord[], context: MappingContext): void;
   log?(record: LogRecord, context: MappingContext): Outcome | undefined;
   span?(span: Span, context: MappingContext): Outcome | undefined;
   point?(point: MetricPoint, context: MappingContext): Outcome | undefined;
