@@ -24,7 +24,7 @@ export const REASON_RULES: Readonly<Record<BreakReason, { change: string; positi
   tools_schema_changed: { change: 'a tool added, removed, or its schema hash changed', position: 'tools' },
   tools_order_changed: { change: 'the same tools in another relative order', position: 'tools' },
   system_changed: { change: 'the system prompt differs (`changedSystemBlocks`)', position: 'the first changed block, `system:k`' },
-  request_params_changed: { change: '`thinking`, `toolChoice` or a `params` key differs (`changedParams`; from an Anthropic body: `output_config` (effort), `context_management`, `mcp_servers`, `speed`)', position: '`messages:0`' },
+  request_params_changed: { change: '`thinking`, `toolChoice` or a `params` key differs (`changedParams`; from an Anthropic body: `output_config` (effort), `context_management`, `mcp_servers`, `speed`, and `citations` when a block turns them on)', position: '`messages:0`' },
   messages_rewritten: { change: 'the earlier messages are not a prefix of the new ones (`firstChangedMessageIndex`)', position: 'the first changed message' },
   cache_control_changed: {
     change: 'a marker inside the cached prefix re-timed (5m ↔ 1h, or another setting such as its scope), or caching turned off or keyed otherwise; adding, removing or moving a marker is not a change',

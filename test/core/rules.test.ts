@@ -274,6 +274,38 @@ describe('§4.4 attribution: only changes inside the cached prefix explain a mis
     ]);
   });
 
+  it('a citations toggle on a document of a raw Anthropic body is request_params_changed naming citations, before the edited message, never an eviction', () => {
+    const document = (enabled: boolean | undefined) => ({
+      type: 'document',
+      source: { type: 'text', media_type: 'text/plain', data: 'the handbook' },
+      ...(enabled === undefined ? {} : { citations: { enabled } }),
+    });
+    const request = (enabled: boolean | undefined) => {
+      const built = buildSnapshot(
+        {
+          model: 'claude-sonnet-4-5',
+          max_tokens: 1024,
+          system: [{ type: 'text', text: 'You answer from the handbook.', cache_control: { type: 'ephemeral' } }],
+          messages: [
+            { role: 'user', content: [document(enabled), { type: 'text', text: 'what is the leave policy?' }] },
+            { role: 'assistant', content: [{ type: 'text', text: 'twenty days' }] },
+            { role: 'user', content: [{ type: 'text', text: 'and sick leave?', cache_control: { type: 'ephemeral' } }] },
+          ],
+        },
+        'anthropic',
+      );
+      if (!built.ok) throw new Error(built.error);
+      return built.snapshot;
+    };
+    // Off (absent), on, on again (a hit), then explicitly off.
+    const snapshots = [request(undefined), request(true), request(true), request(false)];
+    expect(snapshots.map((s) => s.params)).toEqual([{}, { citations: true }, { citations: true }, {}]);
+    const result = evaluate(snapshots.map((snapshot, i) => turn(`c${i}`, { ...snapshot, at: i * MINUTE, usage: i === 0 || i === 2 ? WARM : usage(0, 49_300) })));
+    expect(result.get('c1')!.break).toMatchObject({ reason: 'request_params_changed', changedParams: ['citations'], cause: null });
+    expect(result.get('c2')!.break).toBeNull();
+    expect(result.get('c3')!.break).toMatchObject({ reason: 'request_params_changed', changedParams: ['citations'], cause: null });
+  });
+
   it('breakpoint_lookback_exceeded: the new breakpoint is more than 20 entries past the cached one', () => {
     const result = evaluate([
       turn('r1', { ...marked(4, 3), usage: WARM }),

@@ -155,6 +155,10 @@ const text = (t: string, marked = false) => ({ type: 'text', text: t, ...(marked
 const clineMessages = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ role: i % 2 === 0 ? 'user' : 'assistant', content: [text(`message ${i}`, i % 2 === 0 && i >= n - 3)] }));
 
+/** The messages with a document before the first one's text, citations on or off. */
+const withDocument = (messages: { role: string; content: unknown[] }[], citations: boolean) =>
+  messages.map((message, i) => (i === 0 ? { ...message, content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'the handbook' }, citations: { enabled: citations } }, ...message.content] } : message));
+
 /** The opening prompt, then an assistant step calling `calls` tools at once and the user message with their results, the last block marked. */
 function toolStep(calls: number): unknown[] {
   return [
@@ -169,7 +173,7 @@ function toolStep(calls: number): unknown[] {
 }
 
 describe('attribution v3 through the proxy', () => {
-  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort is a parameter change', async () => {
+  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort and citations turned on are parameter changes', async () => {
     const usage: Record<string, number> = {};
     const upstream = await mockUpstream((request) => anthropicAnswer(request, usage, `req_${upstream.received.length}`));
     try {
@@ -190,16 +194,20 @@ describe('attribution v3 through the proxy', () => {
       await call('parallel', toolStep(12), 0, 49_000);
       await call('effort', clineMessages(3), 0, 48_000, { output_config: { effort: 'high' } });
       await call('effort', clineMessages(5), 0, 49_000, { output_config: { effort: 'low' } });
+      await call('citations', withDocument(clineMessages(3), false), 0, 48_000);
+      await call('citations', withDocument(clineMessages(5), true), 0, 49_000);
       const breaks = await waitFor(
-        'the three breaks',
+        'the four breaks',
         () => breaksOf(server.url),
-        (found) => found.length >= 3,
+        (found) => found.length >= 4,
       );
       const bySession = new Map(breaks.map((b) => [b.sessionId, b]));
       expect(bySession.get('cline')).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', reasons: ['likely_provider_ttl_or_eviction'] });
       expect(bySession.get('parallel')).toMatchObject({ reason: 'breakpoint_lookback_exceeded', reasons: ['breakpoint_lookback_exceeded'] });
       // The effort is part of what the API caches: a change of it, not an eviction.
       expect(bySession.get('effort')).toMatchObject({ reason: 'request_params_changed', changedParams: ['output_config'], cause: null });
+      // Turning citations on changes the system prompt the API builds: a parameter change, not the message that carries the toggle.
+      expect(bySession.get('citations')).toMatchObject({ reason: 'request_params_changed', changedParams: ['citations'], cause: null });
     } finally {
       await upstream.close();
     }

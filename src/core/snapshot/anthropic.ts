@@ -3,7 +3,7 @@
 // level for automatic caching. Bedrock Converse has the same layout.
 import { hashContent } from '../hash.js';
 import type { CutPlace, SnapshotContent } from '../types.js';
-import { expectArray, modelOf, optionalArray, prefixChars, type JsonObject, type SnapshotOptions } from './common.js';
+import { expectArray, isRecord, modelOf, optionalArray, prefixChars, type JsonObject, type SnapshotOptions } from './common.js';
 import { readMessage, readSystem } from './content.js';
 import type { CutObject } from './cut.js';
 import { autoMarkers, cacheControlOf, type Marker } from './markers.js';
@@ -59,10 +59,21 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
 const CACHE_KEY_FIELDS = ['output_config', 'context_management', 'mcp_servers', 'speed'] as const;
 
 /**
- * Anthropic: changing `thinking`, `tool_choice` or a CACHE_KEY_FIELDS field
- * invalidates the cached messages at least. All are always known from a
- * body: absent is a value too, so a request that turns thinking off is a
- * change.
+ * Whether a block of the system prompt or the messages turns citations on
+ * (`citations: {enabled: true}`, on a document or search result): toggling
+ * them changes the system prompt the API builds, so the cached system and
+ * messages go, whichever block carries the toggle.
+ */
+function citationsOn(body: JsonObject): boolean {
+  const blocks = [...(Array.isArray(body.system) ? body.system : []), ...(Array.isArray(body.messages) ? body.messages : []).flatMap((message) => (isRecord(message) && Array.isArray(message.content) ? message.content : []))];
+  return blocks.some((block) => isRecord(block) && isRecord(block.citations) && block.citations.enabled === true);
+}
+
+/**
+ * Anthropic: changing `thinking`, `tool_choice`, a CACHE_KEY_FIELDS field or
+ * whether citations are on invalidates the cached messages at least. All are
+ * always known from a body: absent is a value too, so a request that turns
+ * thinking off is a change.
  */
 function requestParams(body: JsonObject): Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> {
   const found: Pick<SnapshotContent, 'thinking' | 'toolChoice' | 'params'> = { params: {} };
@@ -71,6 +82,7 @@ function requestParams(body: JsonObject): Pick<SnapshotContent, 'thinking' | 'to
   for (const field of CACHE_KEY_FIELDS) {
     if (body[field] !== undefined && body[field] !== null) found.params![field] = body[field];
   }
+  if (citationsOn(body)) found.params!.citations = true;
   return found;
 }
 
