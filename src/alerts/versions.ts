@@ -4,24 +4,18 @@
 // version no break of the window before it (as long) ran; else the version
 // most of the window's breaks ran; null when none names a version, or when
 // either window holds more breaks than are read (the answer would be a guess).
+import { readPages } from '../store/paging.js';
 import type { BreakFilters, Store } from '../store/store.js';
 
 /** Breaks read at most (newest first) of each window: the alert's and the one before it. */
 export const MAX_READ = 10_000;
-const PAGE = 1000;
 
 /** The versions of a range's breaks, oldest first; undefined when the range holds more than `max`. */
 async function versionsOf(store: Store, project: string, from: number, to: number, filters: BreakFilters, max: number) {
   const read: { ts: number; version: string }[] = [];
-  let cursor: string | undefined;
-  let count = 0;
-  do {
-    const limit = Math.min(PAGE, max - count);
-    const page = await store.breaks(project, { from, to }, filters, cursor === undefined ? { limit } : { limit, cursor });
-    for (const record of page.items) if (record.agentVersion !== null) read.push({ ts: record.ts, version: record.agentVersion });
-    count += page.items.length;
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && count < max);
+  const { cursor } = await readPages((page) => store.breaks(project, { from, to }, filters, page), max, (records) => {
+    for (const record of records) if (record.agentVersion !== null) read.push({ ts: record.ts, version: record.agentVersion });
+  });
   return cursor === undefined ? read.sort((a, b) => a.ts - b.ts) : undefined;
 }
 

@@ -6,7 +6,7 @@
 import { avoidableBreaks, EXAMPLES, type Avoidable, type AvoidableInput } from '../core/insights/avoidable.js';
 import { MICRO } from '../core/insights/money.js';
 import type { BreakReason } from '../core/types.js';
-import { readAll } from '../store/harness-breaks.js';
+import { readAll } from '../store/paging.js';
 import type { Filters, Store, TimeRange } from '../store/store.js';
 
 /** The newest breakpoint_lookback_exceeded breaks whose prefixes are read: each costs a lookup. */

@@ -1,7 +1,7 @@
 // Volatile prefix parts (core/insights/volatile.ts defines them), from the
 // records of the breaks that change tools or system blocks.
 import { volatileParts, type VolatilePart } from '../core/insights/volatile.js';
-import { readAll } from '../store/harness-breaks.js';
+import { readAll } from '../store/paging.js';
 import type { Filters, Store, TimeRange } from '../store/store.js';
 
 export async function readVolatileParts(store: Store, project: string, range: TimeRange, filters: Filters, limit: number): Promise<VolatilePart[]> {

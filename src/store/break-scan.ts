@@ -9,9 +9,8 @@ import { verdictsOf, type Verdict } from '../core/verdicts.js';
 import { cursorValues, nextCursor } from './filters.js';
 import { MAX_SCANNED } from './fingerprints.js';
 import { harnessReportsOf } from './harness-breaks.js';
+import { readPages } from './paging.js';
 import { InvalidQueryError, type BreakFilters, type BreakOrder, type Page, type PageQuery, type Store, type TimeRange } from './store.js';
-
-const PAGE = 1000;
 
 /** A side's verdict against cachebreak's: the same, another, or none given. */
 export const AGREEMENTS = ['agrees', 'disagrees', 'silent'] as const;
@@ -81,15 +80,10 @@ export async function breaksWhere(
   const offset = page.cursor === undefined ? 0 : (cursorValues(page.cursor, ['number'])[0] as number);
   if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
   const kept: BreakRecord[] = [];
-  let scanned = 0;
-  let cursor: string | undefined;
-  do {
-    const limit = Math.min(PAGE, max - scanned);
-    const read = await store.breaks(project, range, filters, cursor === undefined ? { limit } : { limit, cursor }, order);
-    kept.push(...(await keptOf(store, project, read.items, computed)));
-    scanned += read.items.length;
-    cursor = read.nextCursor ?? undefined;
-  } while (cursor !== undefined && scanned < max && kept.length <= offset + page.limit);
+  await readPages((next) => store.breaks(project, range, filters, next, order), max, async (records) => {
+    kept.push(...(await keptOf(store, project, records, computed)));
+    return kept.length <= offset + page.limit;
+  });
   const rows = kept.slice(offset);
   return { items: rows.slice(0, page.limit), nextCursor: nextCursor(rows, page.limit, () => [offset + page.limit]) };
 }

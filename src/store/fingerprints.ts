@@ -5,11 +5,11 @@
 import { breakFingerprint } from '../core/fingerprint.js';
 import { Tally } from '../core/insights/money.js';
 import type { BreakCause, BreakReason, BreakRecord } from '../core/types.js';
-import type { Filters, Store, TimeRange } from './store.js';
+import { readPages } from './paging.js';
+import type { Filters, PageQuery, Store, TimeRange } from './store.js';
 
 /** Breaks read per call at most, newest first; beyond them the answer says `truncated`. */
 export const MAX_SCANNED = 50_000;
-const PAGE = 1000;
 
 export interface FingerprintRow {
   fingerprint: string;
@@ -74,17 +74,12 @@ function add(groups: Map<string, Group>, record: BreakRecord): void {
 /** The causes of the range's newest `max` breaks, most costly first, then most frequent. */
 export async function fingerprintsOf(store: Store, project: string, range: TimeRange, filters: Filters, max = MAX_SCANNED): Promise<Fingerprints> {
   const groups = new Map<string, Group>();
-  const read = (limit: number, cursor: string | undefined) => store.breaks(project, range, filters, cursor === undefined ? { limit } : { limit, cursor });
-  let scanned = 0;
-  let cursor: string | undefined;
-  do {
-    const page = await read(Math.min(PAGE, max - scanned), cursor);
-    for (const record of page.items) add(groups, record);
-    scanned += page.items.length;
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && scanned < max);
+  const read = (page: PageQuery) => store.breaks(project, range, filters, page);
+  const { read: scanned, cursor } = await readPages(read, max, (records) => {
+    for (const record of records) add(groups, record);
+  });
   // A full last page may still be the end of the range.
-  const truncated = cursor !== undefined && (await read(1, cursor)).items.length > 0;
+  const truncated = cursor !== undefined && (await read({ limit: 1, cursor })).items.length > 0;
   const rows = [...groups.values()].map((g) => g.row);
   rows.sort(
     (a, b) =>

@@ -4,22 +4,9 @@
 // is bounded.
 import { agreement, breakWindow, confusionTables, joinReports, reportWindow, type Agreement, type ConfusionTables } from '../core/verdicts.js';
 import type { BreakRecord } from '../core/types.js';
-import type { ExternalBreak, Filters, Page, PageQuery, Store, TimeRange } from './store.js';
+import { readAll } from './paging.js';
+import type { ExternalBreak, Filters, Store, TimeRange } from './store.js';
 
-const PAGE = 1000;
-/** Records read per call at most: the reports around a page of breaks, or the breaks of a range. */
-export const MAX_RECORDS = 100_000;
-
-export async function readAll<T>(read: (page: PageQuery) => Promise<Page<T>>): Promise<T[]> {
-  const items: T[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await read(cursor === undefined ? { limit: PAGE } : { limit: PAGE, cursor });
-    items.push(...page.items);
-    cursor = page.nextCursor ?? undefined;
-  } while (cursor !== undefined && items.length < MAX_RECORDS);
-  return items;
-}
 
 /** The reports that could join breaks starting in [from, to]. */
 function reportsAround(store: Store, project: string, from: number, to: number): Promise<ExternalBreak[]> {
