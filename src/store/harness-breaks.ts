@@ -7,7 +7,6 @@ import type { BreakRecord } from '../core/types.js';
 import { readAll } from './paging.js';
 import type { ExternalBreak, Filters, Store, TimeRange } from './store.js';
 
-
 /** The reports that could join breaks starting in [from, to]. */
 function reportsAround(store: Store, project: string, from: number, to: number): Promise<ExternalBreak[]> {
   const range = { from: reportWindow(from).from, to: reportWindow(to).to + 1 };

@@ -40,6 +40,17 @@ const toolsOf = (request: GenerateRequest) => (request.tools ?? []).flatMap((too
 const systemOf = (request: GenerateRequest) => (request.systemInstruction?.parts ?? []).map((part) => part.text).join('');
 /** The router's call: it asks for a complexity score as JSON. */
 const isRouter = (request: GenerateRequest) => JSON.stringify(request.generationConfig ?? {}).includes('complexity_score');
+/** What the mock model says: the router's score, else a greeting. */
+const answerText = (request: GenerateRequest) => (isRouter(request) ? JSON.stringify({ complexity_reasoning: 'A greeting.', complexity_score: 5 }) : 'Hello!');
+
+/** Gemini CLI's environment to call through the proxy at `proxyUrl`, naming `session` in its headers. */
+const proxiedEnv = (proxyUrl: string | undefined, homeDir: string, session: string) => ({
+  PATH: process.env.PATH,
+  HOME: homeDir,
+  GOOGLE_GEMINI_BASE_URL: `${proxyUrl}/gemini`,
+  GEMINI_API_KEY: KEY,
+  GEMINI_CLI_CUSTOM_HEADERS: `x-cachebreak-session: ${session}`,
+});
 
 /** A fresh HOME per session: no credentials or history of the machine; no statistics or update checks; telemetry off unless given. */
 function home(settings: Record<string, unknown> = {}): string {
@@ -70,18 +81,12 @@ describe('Gemini CLI through cachebreak proxy', () => {
       const body = JSON.parse(request.body.toString()) as GenerateRequest;
       const { prompt, cached } = cache([body.systemInstruction ?? null, body.tools ?? [], ...body.contents]);
       const usage = { promptTokenCount: prompt, ...(cached > 0 ? { cachedContentTokenCount: cached } : {}) };
-      return geminiAnswer(request, usage, isRouter(body) ? JSON.stringify({ complexity_reasoning: 'A greeting.', complexity_score: 5 }) : 'Hello!');
+      return geminiAnswer(request, usage, answerText(body));
     });
     try {
       const server = await startServer({ command: 'proxy', args: ['--gemini-upstream', upstream.url] });
       const turn = async (session: string, homeDir: string, cwd: string, args: string[]) => {
-        const env = {
-          PATH: process.env.PATH,
-          HOME: homeDir,
-          GOOGLE_GEMINI_BASE_URL: `${server.proxyUrl}/gemini`,
-          GEMINI_API_KEY: KEY,
-          GEMINI_CLI_CUSTOM_HEADERS: `x-cachebreak-session: ${session}`,
-        };
+        const env = proxiedEnv(server.proxyUrl, homeDir, session);
         const run = await gemini.run(['--skip-trust', '--output-format', 'json', ...args], { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
         if (run.code !== 0) throw new Error(`${gemini.spec} exited ${run.code ?? run.signal}; stderr:\n${run.stderr.slice(-2000)}\nstdout:\n${run.stdout.slice(-2000)}`);
         const result = JSON.parse(run.stdout) as GeminiResult;
@@ -142,20 +147,13 @@ describe('Gemini CLI through cachebreak proxy', () => {
       const { prompt, cached } = cache([body.systemInstruction ?? null, body.tools ?? [], ...body.contents]);
       const usage = { promptTokenCount: prompt, ...(cached > 0 ? { cachedContentTokenCount: cached } : {}) };
       prompts.push(prompt);
-      const text = isRouter(body) ? JSON.stringify({ complexity_reasoning: 'A greeting.', complexity_score: 5 }) : 'Hello!';
-      return geminiAnswer(request, usage, text, `answer-${++answered}`);
+      return geminiAnswer(request, usage, answerText(body), `answer-${++answered}`);
     });
     try {
       const server = await startServer({ command: 'proxy', args: ['--gemini-upstream', upstream.url] });
       const session = randomUUID();
       const homeDir = home({ telemetry: { enabled: true, target: 'local', otlpEndpoint: server.url, otlpProtocol: 'http' } });
-      const env = {
-        PATH: process.env.PATH,
-        HOME: homeDir,
-        GOOGLE_GEMINI_BASE_URL: `${server.proxyUrl}/gemini`,
-        GEMINI_API_KEY: KEY,
-        GEMINI_CLI_CUSTOM_HEADERS: `x-cachebreak-session: ${session}`,
-      };
+      const env = proxiedEnv(server.proxyUrl, homeDir, session);
       const run = await gemini.run(['--skip-trust', '--output-format', 'json', '--session-id', session, '-p', PROMPTS[0]!], { cwd: tempDir(), env, timeoutMs: RUN_TIMEOUT_MS });
       if (run.code !== 0) throw new Error(`${gemini.spec} exited ${run.code ?? run.signal}; stderr:\n${run.stderr.slice(-2000)}`);
       expect((JSON.parse(run.stdout) as GeminiResult).session_id).toBe(session);

@@ -18,4 +18,6 @@ export interface ProviderApi {
   prefix: string;
   /** The call a request makes, when it is one that is observed; `path` is after the prefix, without the query. */
   observed(method: string, path: string): ObservedCall | undefined;
+  /** The id an answer names its call by (what ResponseReader found of it), when the API gives one in the body; else the upstream's request-id header is used. */
+  requestIdOf?(answer: unknown): string | undefined;
 }

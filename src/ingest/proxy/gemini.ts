@@ -8,6 +8,15 @@ import type { ProviderApi } from './api.js';
 
 const CALL = /\/models\/([^/:]+):(?:generateContent|streamGenerateContent)$/;
 
+/** The `responseId` of a Gemini answer as ResponseReader found it (a response, or a stream's chunks); undefined: none. */
+export function geminiResponseId(answer: unknown): string | undefined {
+  for (const chunk of Array.isArray(answer) ? answer : [answer]) {
+    const id: unknown = typeof chunk === 'object' && chunk !== null ? (chunk as { responseId?: unknown }).responseId : undefined;
+    if (typeof id === 'string' && id !== '') return id;
+  }
+  return undefined;
+}
+
 export const geminiApi: ProviderApi = {
   provider: 'gemini',
   prefix: '/gemini',
@@ -20,13 +29,5 @@ export const geminiApi: ProviderApi = {
       return { api: 'gemini' };
     }
   },
+  requestIdOf: geminiResponseId,
 };
-
-/** The `responseId` of a Gemini answer as ResponseReader found it (a response, or a stream's chunks); undefined: none. */
-export function geminiResponseId(answer: unknown): string | undefined {
-  for (const chunk of Array.isArray(answer) ? answer : [answer]) {
-    const id: unknown = typeof chunk === 'object' && chunk !== null ? (chunk as { responseId?: unknown }).responseId : undefined;
-    if (typeof id === 'string' && id !== '') return id;
-  }
-  return undefined;
-}

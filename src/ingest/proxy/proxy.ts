@@ -29,7 +29,7 @@ import type { Limits } from '../limits.js';
 import type { Pipeline } from '../pipeline.js';
 import { anthropicApi } from './anthropic.js';
 import type { ProviderApi, ProxyProvider } from './api.js';
-import { geminiApi, geminiResponseId } from './gemini.js';
+import { geminiApi } from './gemini.js';
 import { ObservationQueue } from './observations.js';
 import { startObserver } from './observer.js';
 import { openaiApi } from './openai.js';
@@ -212,7 +212,8 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       sendError(res, UNKNOWN_PATH);
       return;
     }
-    const provider = route.api.provider;
+    const { api } = route;
+    const provider = api.provider;
     if (climbs(route.rest)) {
       countRequest(deps.openProject, provider, 'bad_path');
       sendError(res, CLIMBING_PATH);
@@ -236,7 +237,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
       return;
     }
     const upstream = upstreams[provider];
-    const call = route.api.observed(req.method ?? '', route.rest.split('?', 1)[0]!);
+    const call = api.observed(req.method ?? '', route.rest.split('?', 1)[0]!);
     const startMs = deps.now();
     const started = performance.now();
     let outcome: string | undefined;
@@ -348,7 +349,7 @@ export async function startProxy(settings: ProxySettings, deps: ProxyDeps): Prom
             warn(`proxy_${why}`, { provider, error: `response: ${reader!.failure}` });
             return;
           }
-          const requestId = (call!.api === 'gemini' ? geminiResponseId(usage) : undefined) ?? (headerId || randomUUID());
+          const requestId = api.requestIdOf?.(usage) ?? (headerId || randomUUID());
           // The copy counts in the budget until the observer thread is done with it.
           const observation = await observer
             .request({
