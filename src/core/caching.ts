@@ -128,6 +128,26 @@ export function breakpointsOf(model: string | undefined): Breakpoints {
   return model !== undefined && OPENAI_MODEL.test(modelFamily(model)) ? OPENAI_BREAKPOINTS : MARKER_TIERS;
 }
 
+/**
+ * Which thinking blocks of earlier turns a Claude model keeps in its prompt
+ * (SPEC §4.12). A turn starts with a user message that is more than tool
+ * results. The models listed keep only the current turn's thinking: once a
+ * turn starts, the API strips the thinking blocks of every assistant message
+ * before it, so the prompt the model sees and caches no longer holds them.
+ * Opus 4.5, Sonnet 4.6 and later models keep every thinking block, as does
+ * any model not listed (OpenRouter spells versions with a dot).
+ */
+export const EARLIER_THINKING = {
+  strippedBy: /^claude-(?:3[-.]|opus-4(?:[-.][01])?$|sonnet-4(?:[-.][0-5])?$|haiku-4(?:[-.][0-5])?$)/,
+  stripped: 'Claude 3.x, Opus 4 and 4.1, Sonnet 4 and 4.5, Haiku 4.5 and earlier',
+  kept: 'Opus 4.5, Sonnet 4.6 and later models, and any other model',
+} as const;
+
+/** Whether the API strips the thinking blocks of a model's earlier turns from its prompt. */
+export function stripsEarlierThinking(model: string): boolean {
+  return EARLIER_THINKING.strippedBy.test(modelFamily(model));
+}
+
 /** Providers whose usage is explicit caching even when it carries no write field. */
 const EXPLICIT_PROVIDERS: ReadonlySet<ProviderName> = new Set(['anthropic', 'bedrock']);
 

@@ -2,6 +2,7 @@
 // in types.ts, so that a state, reason or cause cannot be added without saying
 // what it means; docs/how-it-decides.md's tables are generated from here.
 import { LOOKBACK_BLOCKS } from './attribution.js';
+import { EARLIER_THINKING } from './caching.js';
 import { MAX_UNTIMED_FLIGHT_MS } from './history.js';
 import { DEFAULT_DETECTION } from './options.js';
 import type { BreakCause, BreakReason, TtlSource, TurnState } from './types.js';
@@ -68,6 +69,10 @@ export const DETAIL_RULES: readonly (readonly [string, string])[] = [
   [
     'Providers',
     "differ, and the tables below say how: minimums by provider and model (overridable per provider or per model with `--min-cacheable`), retention windows, and how breakpoints behave. An OpenAI model's breakpoints have no lookback limit and its cache is held in OpenAI's window, whether or not its writes are reported",
+  ],
+  [
+    'Thinking',
+    `the API strips is not in the prompt, and the snapshot of a raw body hashes the messages as the model sees them. A turn starts with a user message that is more than tool results; ${EARLIER_THINKING.stripped} keep only the current turn's thinking, so once a new turn starts the thinking blocks of every earlier assistant message are stripped, and the cached messages go from the first of them: that request is \`messages_rewritten\` at that message, not an eviction, and the tool loop after it reads again. ${EARLIER_THINKING.kept} keep every thinking block. A cut body keeps its messages up to the first one whose thinking a turn past the cut could strip`,
   ],
   [
     'Stored conversations',

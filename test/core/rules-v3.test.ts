@@ -4,9 +4,10 @@
 // of a turn's two parts may differ.
 import { describe, expect, it } from 'vitest';
 import { blocksBetween } from '../../src/core/attribution.js';
-import { breakpointsOf, minCacheable } from '../../src/core/caching.js';
+import { breakpointsOf, minCacheable, stripsEarlierThinking } from '../../src/core/caching.js';
 import { hashString } from '../../src/core/hash.js';
 import { toPrefix } from '../../src/core/prefix.js';
+import { buildCutAnthropicSnapshot } from '../../src/core/snapshot/index.js';
 import { normalizeUsage } from '../../src/core/usage.js';
 import type { BreakRecord, TurnEvent, Usage } from '../../src/core/types.js';
 import { snapshotOf, type Body } from './request-fixtures.js';
@@ -186,6 +187,84 @@ describe('rule 3: provider rules from a table', () => {
       evaluate([turn('r', { provider: 'openai', model, usage: { ...usage(0, 0, 3_000), writeReported: false } })], { ...TEST_OPTIONS, minCacheable: overrides }).get('r')!.state;
     expect(state('gpt-4o')).toBe('uncached');
     expect(state('gpt-4.1')).toBe('cold');
+  });
+});
+
+describe('rule 5: thinking blocks the API strips', () => {
+  /**
+   * A conversation with thinking on: a prompt, a tool step (thinking, then the
+   * call), the result, an answer (its thinking redacted), the second prompt,
+   * and its first tool step. Each request sends the first `n` messages, the
+   * last block marked.
+   */
+  function thinkingBody(model: string, n: number): Body {
+    const step = (i: number) => [
+      { role: 'assistant', content: [{ type: 'thinking', thinking: `plan ${i}`, signature: `sig-${i}` }, { type: 'tool_use', id: `tu_${i}`, name: 'read_file', input: { path: `f${i}` } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: `tu_${i}`, content: 'ok' }] },
+    ];
+    const all: Body[] = [
+      { role: 'user', content: [{ type: 'text', text: 'question 0' }] },
+      ...step(0),
+      { role: 'assistant', content: [{ type: 'redacted_thinking', data: 'r0' }, { type: 'text', text: 'answer 0' }] },
+      { role: 'user', content: [{ type: 'text', text: 'question 1' }] },
+      ...step(1),
+    ];
+    const messages = structuredClone(all.slice(0, n));
+    messages.at(-1)!.content.at(-1).cache_control = { type: 'ephemeral' };
+    return { model, max_tokens: 16_000, thinking: { type: 'enabled', budget_tokens: 8_000 }, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages };
+  }
+  /** The first prompt, its tool loop, the second prompt, its tool loop. */
+  const conversation = (model: string) => [1, 3, 5, 7].map((n) => thinkingBody(model, n));
+  const judged = (model: string) => evaluate(conversation(model).map((b, i) => turn(`k${i}`, { ...snapshotOf(b, 'anthropic'), model, at: i * MINUTE, usage: i === 2 ? COLD : WARM })));
+
+  it('the table: Sonnet 4.5, Opus 4.1 and Haiku 4.5 keep only the current turn\'s thinking; Opus 4.5, Sonnet 4.6 and unknown models keep it all', () => {
+    const strips = ['claude-sonnet-4-5-20250929', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'anthropic/claude-sonnet-4.5', 'claude-opus-4-1', 'claude-sonnet-4-20250514', 'claude-haiku-4-5', 'claude-3-7-sonnet-latest'];
+    const keeps = ['claude-opus-4-5', 'claude-opus-4-7', 'claude-sonnet-4-6', 'claude-opus-5', 'claude-mythos-preview', 'gpt-5.5'];
+    expect(strips.filter((m) => !stripsEarlierThinking(m))).toEqual([]);
+    expect(keeps.filter((m) => stripsEarlierThinking(m))).toEqual([]);
+  });
+
+  it('on a model that strips it, a new prompt is messages_rewritten at the first assistant message that lost its thinking, never an eviction; the tool loops around it are hits', () => {
+    const result = judged('claude-sonnet-4-5');
+    expect(result.get('k1')!.break).toBeNull();
+    expect(result.get('k2')!.break).toMatchObject({ reason: 'messages_rewritten', reasons: ['messages_rewritten'], firstChangedMessageIndex: 1, cause: null });
+    expect(result.get('k3')!.break).toBeNull();
+    // What is hashed is what the model sees: the thinking of the current prompt's loop stays, the earlier ones' goes.
+    expect(snapshotOf(thinkingBody('claude-sonnet-4-5', 5), 'anthropic').messageBlockCounts).toEqual([1, 1, 1, 1, 1]);
+    expect(snapshotOf(thinkingBody('claude-sonnet-4-5', 7), 'anthropic').messageBlockCounts).toEqual([1, 1, 1, 1, 1, 2, 1]);
+    expect(snapshotOf(thinkingBody('claude-opus-4-5', 5), 'anthropic').messageBlockCounts).toEqual([1, 2, 1, 2, 1]);
+  });
+
+  it('on a model that keeps it, the same miss is the provider\'s: nothing in the prompt changed', () => {
+    expect(judged('claude-opus-4-5').get('k2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', cause: 'likely_server_eviction' });
+  });
+
+  it('a cut body keeps its messages up to one whose thinking a prompt past the cut may strip', () => {
+    const body = thinkingBody('claude-sonnet-4-5', 7);
+    const text = JSON.stringify(body);
+    // Cut inside the last message: the second prompt (message 4) is seen, so messages 1 and 3 lost their thinking; message 5 thinks after it and may lose it too.
+    const cut = buildCutAnthropicSnapshot(text.slice(0, text.lastIndexOf('tool_result')));
+    if (!cut?.ok) throw new Error('the cut body did not build');
+    const whole = snapshotOf(body, 'anthropic');
+    expect(cut.snapshot.messageHashes).toEqual(whole.messageHashes!.slice(0, 5));
+    // Cut before the second prompt: nothing says which thinking goes, so the messages stop before the first that thinks.
+    const early = buildCutAnthropicSnapshot(text.slice(0, text.indexOf('question 1')));
+    if (!early?.ok) throw new Error('the cut body did not build');
+    expect(early.snapshot.messageHashes).toEqual(whole.messageHashes!.slice(0, 1));
+  });
+
+  it('Bedrock Converse: reasoningContent is stripped the same way', () => {
+    const converse = (asks: number): Body => ({
+      modelId: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0',
+      messages: [
+        { role: 'user', content: [{ text: 'question 0' }] },
+        { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'plan', signature: 's' } } }, { toolUse: { toolUseId: 't', name: 'read_file', input: {} } }] },
+        { role: 'user', content: [{ toolResult: { toolUseId: 't', content: [{ text: 'ok' }] } }] },
+        ...(asks > 1 ? [{ role: 'assistant', content: [{ text: 'answer' }] }, { role: 'user', content: [{ text: 'question 1' }] }] : []),
+      ],
+    });
+    expect(snapshotOf(converse(1), 'bedrock').messageBlockCounts).toEqual([1, 2, 1]);
+    expect(snapshotOf(converse(2), 'bedrock').messageBlockCounts).toEqual([1, 1, 1, 1, 1]);
   });
 });
 

@@ -159,6 +159,20 @@ const clineMessages = (n: number) =>
 const withDocument = (messages: { role: string; content: unknown[] }[], citations: boolean) =>
   messages.map((message, i) => (i === 0 ? { ...message, content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'the handbook' }, citations: { enabled: citations } }, ...message.content] } : message));
 
+/**
+ * A conversation with thinking on, its first `n` messages: a prompt, a tool
+ * step that thinks first, its result, an answer, the second prompt.
+ */
+const thinkingMessages = (n: number) =>
+  [
+    { role: 'user', content: [text('question 0')] },
+    { role: 'assistant', content: [{ type: 'thinking', thinking: 'plan', signature: 'sig' }, { type: 'tool_use', id: 'tu_0', name: 'read_file', input: { path: 'f' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_0', content: 'ok', cache_control: { type: 'ephemeral' } }] },
+    { role: 'assistant', content: [text('answer 0')] },
+    { role: 'user', content: [text('question 1', true)] },
+  ].slice(0, n);
+const THINKING = { thinking: { type: 'enabled', budget_tokens: 4_000 } };
+
 /** The opening prompt, then an assistant step calling `calls` tools at once and the user message with their results, the last block marked. */
 function toolStep(calls: number): unknown[] {
   return [
@@ -173,7 +187,7 @@ function toolStep(calls: number): unknown[] {
 }
 
 describe('attribution v3 through the proxy', () => {
-  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort and citations turned on are parameter changes', async () => {
+  it('reads markers, content blocks and cache-key fields from raw bodies: Cline\'s moving markers are no change, 12 parallel tool calls are past the lookback, a new effort and citations turned on are parameter changes, thinking Sonnet 4.5 strips is a rewrite', async () => {
     const usage: Record<string, number> = {};
     const upstream = await mockUpstream((request) => anthropicAnswer(request, usage, `req_${upstream.received.length}`));
     try {
@@ -196,10 +210,14 @@ describe('attribution v3 through the proxy', () => {
       await call('effort', clineMessages(5), 0, 49_000, { output_config: { effort: 'low' } });
       await call('citations', withDocument(clineMessages(3), false), 0, 48_000);
       await call('citations', withDocument(clineMessages(5), true), 0, 49_000);
+      await call('thinking', thinkingMessages(3), 0, 48_000, THINKING);
+      await call('thinking', thinkingMessages(5), 0, 49_000, THINKING);
+      await call('thinking-kept', thinkingMessages(3), 0, 48_000, { ...THINKING, model: 'claude-opus-4-5' });
+      await call('thinking-kept', thinkingMessages(5), 0, 49_000, { ...THINKING, model: 'claude-opus-4-5' });
       const breaks = await waitFor(
-        'the four breaks',
+        'the six breaks',
         () => breaksOf(server.url),
-        (found) => found.length >= 4,
+        (found) => found.length >= 6,
       );
       const bySession = new Map(breaks.map((b) => [b.sessionId, b]));
       expect(bySession.get('cline')).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', reasons: ['likely_provider_ttl_or_eviction'] });
@@ -208,6 +226,10 @@ describe('attribution v3 through the proxy', () => {
       expect(bySession.get('effort')).toMatchObject({ reason: 'request_params_changed', changedParams: ['output_config'], cause: null });
       // Turning citations on changes the system prompt the API builds: a parameter change, not the message that carries the toggle.
       expect(bySession.get('citations')).toMatchObject({ reason: 'request_params_changed', changedParams: ['citations'], cause: null });
+      // Sonnet 4.5 strips the tool step's thinking once the second prompt comes: the cached messages end before that step.
+      expect(bySession.get('thinking')).toMatchObject({ reason: 'messages_rewritten', firstChangedMessageIndex: 1, cause: null });
+      // Opus 4.5 keeps it: nothing in the prompt changed.
+      expect(bySession.get('thinking-kept')).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', firstChangedMessageIndex: null });
     } finally {
       await upstream.close();
     }

@@ -7,6 +7,7 @@ import { expectArray, isRecord, modelOf, optionalArray, prefixChars, type JsonOb
 import { readMessage, readSystem } from './content.js';
 import type { CutObject } from './cut.js';
 import { autoMarkers, cacheControlOf, type Marker } from './markers.js';
+import { messagesAsSeen } from './thinking.js';
 import { readTools } from './tools.js';
 
 export interface MarkedPrefix {
@@ -14,6 +15,7 @@ export interface MarkedPrefix {
   tools: readonly unknown[];
   toolsField: string;
   system: unknown;
+  /** As sent: the thinking the API strips is taken out here (thinking.ts). */
   messages: readonly unknown[];
   /** Markers after the messages (automatic caching). */
   trailing: Marker[];
@@ -36,7 +38,8 @@ function readMessages(messages: readonly unknown[]): { hashes: string[]; blocks:
 export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
   const tools = readTools(prefix.tools, prefix.toolsField);
   const system = readSystem(prefix.system, 'system');
-  const { hashes: messageHashes, blocks: messageBlockCounts, markers: messageMarkers } = readMessages(prefix.messages);
+  const messages = messagesAsSeen(prefix.model, prefix.messages);
+  const { hashes: messageHashes, blocks: messageBlockCounts, markers: messageMarkers } = readMessages(messages);
   const markers = [...tools.markers, ...system.markers, ...messageMarkers, ...prefix.trailing];
   const sizes = { tools: tools.tools.length, system: system.hashes.systemBlockHashes.length, messages: messageHashes.length };
   return {
@@ -46,7 +49,7 @@ export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
     cacheControl: cacheControlOf(markers, sizes),
     messageHashes,
     messageBlockCounts,
-    prefixChars: prefixChars([prefix.tools, prefix.system], prefix.messages),
+    prefixChars: prefixChars([prefix.tools, prefix.system], messages),
   };
 }
 
@@ -101,7 +104,9 @@ export function anthropicSnapshot(body: JsonObject, options: SnapshotOptions): S
 /**
  * An Anthropic request whose body was cut (see cut.ts): model, system, tools
  * and messages as far as they are whole, the tools or messages the cut fell
- * in up to their last complete entry. Markers and request parameters are
+ * in up to their last complete entry (and, for a model that strips earlier
+ * thinking, the messages up to one whose thinking a turn past the cut may
+ * strip: thinking.ts). Markers and request parameters are
  * left out: the ones past the cut are unknown, and a partial list of them
  * would read as markers removed and parameters changed.
  */
@@ -116,7 +121,7 @@ export function anthropicCutSnapshot(body: CutObject, options: SnapshotOptions):
   if (Object.hasOwn(members, 'system')) Object.assign(snapshot, readSystem(members.system, 'system').hashes);
   const messages = listed('messages');
   if (messages) {
-    const read = readMessages(messages);
+    const read = readMessages(messagesAsSeen(snapshot.model, messages, place !== 'messages'));
     snapshot.messageHashes = read.hashes;
     snapshot.messageBlockCounts = read.blocks;
   }
