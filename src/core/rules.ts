@@ -72,7 +72,7 @@ export const DETAIL_RULES: readonly (readonly [string, string])[] = [
   ],
   [
     'Thinking',
-    `the API strips is not in the prompt, and the snapshot of a raw body hashes the messages as the model sees them. A turn starts with a user message that is more than tool results; ${EARLIER_THINKING.stripped} keep only the current turn's thinking, so once a new turn starts the thinking blocks of every earlier assistant message are stripped, and the cached messages go from the first of them: that request is \`messages_rewritten\` at that message, not an eviction, and the tool loop after it reads again. ${EARLIER_THINKING.kept} keep every thinking block. A cut body keeps its messages up to the first one whose thinking a turn past the cut could strip`,
+    `the API strips is not in the prompt, and the snapshot of a raw body hashes the messages as the model sees them. A turn starts with a user message that is more than tool results; ${EARLIER_THINKING.stripped} keep only the current turn's thinking, so once a new turn starts the thinking blocks of every earlier assistant message are stripped, and the cached messages go from the first of them: that request is \`messages_rewritten\` at that message, not an eviction, and the tool loop after it reads again. ${EARLIER_THINKING.kept} keep every thinking block. A \`clear_thinking_20251015\` edit in \`context_management\` overrides the model's default: the latest N turns keep their thinking (\`keep: {type: "thinking_turns", value: N}\`, one when left out) or all of them (\`keep: "all"\`). A cut body keeps its messages up to the first one whose thinking a turn past the cut could strip`,
   ],
   [
     'Stored conversations',

@@ -214,8 +214,10 @@ describe('rule 5: thinking blocks the API strips', () => {
     return { model, max_tokens: 16_000, thinking: { type: 'enabled', budget_tokens: 8_000 }, system: [{ type: 'text', text: 'You are a coding agent.', cache_control: { type: 'ephemeral' } }], messages };
   }
   /** The first prompt, its tool loop, the second prompt, its tool loop. */
-  const conversation = (model: string) => [1, 3, 5, 7].map((n) => thinkingBody(model, n));
-  const judged = (model: string) => evaluate(conversation(model).map((b, i) => turn(`k${i}`, { ...snapshotOf(b, 'anthropic'), model, at: i * MINUTE, usage: i === 2 ? COLD : WARM })));
+  const conversation = (model: string, extra: Body = {}) => [1, 3, 5, 7].map((n) => ({ ...thinkingBody(model, n), ...extra }));
+  const judged = (model: string, extra: Body = {}) =>
+    evaluate(conversation(model, extra).map((b, i) => turn(`k${i}`, { ...snapshotOf(b, 'anthropic'), model, at: i * MINUTE, usage: i === 2 ? COLD : WARM })));
+  const clearThinking = (keep: unknown) => ({ context_management: { edits: [{ type: 'clear_thinking_20251015', ...(keep === undefined ? {} : { keep }) }] } });
 
   it('the table: Sonnet 4.5, Opus 4.1 and Haiku 4.5 keep only the current turn\'s thinking; Opus 4.5, Sonnet 4.6 and unknown models keep it all', () => {
     const strips = ['claude-sonnet-4-5-20250929', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', 'anthropic/claude-sonnet-4.5', 'claude-opus-4-1', 'claude-sonnet-4-20250514', 'claude-haiku-4-5', 'claude-3-7-sonnet-latest'];
@@ -237,6 +239,14 @@ describe('rule 5: thinking blocks the API strips', () => {
 
   it('on a model that keeps it, the same miss is the provider\'s: nothing in the prompt changed', () => {
     expect(judged('claude-opus-4-5').get('k2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction', cause: 'likely_server_eviction' });
+  });
+
+  it('a clear_thinking_20251015 edit overrides the model\'s default: the latest N turns keep their thinking, or all of them', () => {
+    expect(judged('claude-opus-4-5', clearThinking({ type: 'thinking_turns', value: 1 })).get('k2')!.break).toMatchObject({ reason: 'messages_rewritten', firstChangedMessageIndex: 1 });
+    expect(judged('claude-opus-4-5', clearThinking(undefined)).get('k2')!.break).toMatchObject({ reason: 'messages_rewritten', firstChangedMessageIndex: 1 });
+    expect(judged('claude-sonnet-4-5', clearThinking('all')).get('k2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction' });
+    // Two turns kept: the first prompt's step keeps its thinking when the second prompt comes.
+    expect(judged('claude-sonnet-4-5', clearThinking({ type: 'thinking_turns', value: 2 })).get('k2')!.break).toMatchObject({ reason: 'likely_provider_ttl_or_eviction' });
   });
 
   it('a cut body keeps its messages up to one whose thinking a prompt past the cut may strip', () => {

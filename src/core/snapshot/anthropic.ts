@@ -17,6 +17,8 @@ export interface MarkedPrefix {
   system: unknown;
   /** As sent: the thinking the API strips is taken out here (thinking.ts). */
   messages: readonly unknown[];
+  /** The request's `context_management`, which may say which thinking the API strips. */
+  contextManagement?: unknown;
   /** Markers after the messages (automatic caching). */
   trailing: Marker[];
 }
@@ -38,7 +40,7 @@ function readMessages(messages: readonly unknown[]): { hashes: string[]; blocks:
 export function markedSnapshot(prefix: MarkedPrefix): SnapshotContent {
   const tools = readTools(prefix.tools, prefix.toolsField);
   const system = readSystem(prefix.system, 'system');
-  const messages = messagesAsSeen(prefix.model, prefix.messages);
+  const messages = messagesAsSeen(prefix.model, prefix.messages, prefix.contextManagement);
   const { hashes: messageHashes, blocks: messageBlockCounts, markers: messageMarkers } = readMessages(messages);
   const markers = [...tools.markers, ...system.markers, ...messageMarkers, ...prefix.trailing];
   const sizes = { tools: tools.tools.length, system: system.hashes.systemBlockHashes.length, messages: messageHashes.length };
@@ -96,6 +98,7 @@ export function anthropicSnapshot(body: JsonObject, options: SnapshotOptions): S
     toolsField: 'tools',
     system: body.system,
     messages: expectArray(body.messages, 'messages'),
+    contextManagement: body.context_management,
     trailing: autoMarkers(body),
   });
   return { ...snapshot, ...requestParams(body) };
@@ -121,7 +124,7 @@ export function anthropicCutSnapshot(body: CutObject, options: SnapshotOptions):
   if (Object.hasOwn(members, 'system')) Object.assign(snapshot, readSystem(members.system, 'system').hashes);
   const messages = listed('messages');
   if (messages) {
-    const read = readMessages(messagesAsSeen(snapshot.model, messages, place !== 'messages'));
+    const read = readMessages(messagesAsSeen(snapshot.model, messages, members.context_management, place !== 'messages'));
     snapshot.messageHashes = read.hashes;
     snapshot.messageBlockCounts = read.blocks;
   }
