@@ -134,13 +134,14 @@ export function breakpointsOf(model: string | undefined): Breakpoints {
  * results. The models listed keep only the current turn's thinking: once a
  * turn starts, the API strips the thinking blocks of every assistant message
  * before it, so the prompt the model sees and caches no longer holds them.
- * Opus 4.5, Sonnet 4.6 and later models keep every thinking block, as does
- * any model not listed (OpenRouter spells versions with a dot).
+ * Opus 4.5, Sonnet 4.6, Haiku 5.5 and later, Fable and Mythos keep every
+ * thinking block, as does any model not listed (OpenRouter spells versions
+ * with a dot).
  */
 export const EARLIER_THINKING = {
   strippedBy: /^claude-(?:3[-.]|opus-4(?:[-.][01])?$|sonnet-4(?:[-.][0-5])?$|haiku-4(?:[-.][0-5])?$)/,
   stripped: 'Claude 3.x, Opus 4 and 4.1, Sonnet 4 and 4.5, Haiku 4.5 and earlier',
-  kept: 'Opus 4.5, Sonnet 4.6 and later models, and any other model',
+  kept: 'Opus 4.5, Sonnet 4.6, Haiku 5.5 and later, Fable, Mythos and any other model',
 } as const;
 
 /** Whether the API strips the thinking blocks of a model's earlier turns from its prompt. */
