@@ -59,9 +59,8 @@ function keptFrom(messages: readonly unknown[], kept: number): number {
  * messages before the turns that keep theirs (turnsKept). `whole` is false
  * for the leading messages of a cut body: turns may start past the cut, so
  * the first assistant message that still holds thinking may or may not lose
- * it, and the messages are kept only up to it. A
- * cut body whose `context_management` was cut off is read with the model's
- * default.
+ * it, and the messages are kept only up to it. A cut body whose
+ * `context_management` was cut off is read with the model's default.
  */
 export function messagesAsSeen(model: string, messages: readonly unknown[], contextManagement: unknown, whole = true): readonly unknown[] {
   const kept = turnsKept(model, contextManagement);
