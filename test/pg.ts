@@ -3,7 +3,7 @@
 // server's maintenance database. A server that does not answer fails the test:
 // the PostgreSQL store is part of what CI proves.
 import { randomBytes } from 'node:crypto';
-import { createPool } from '../src/store/pg/client.js';
+import { createPool, type SqlPool } from '../src/store/pg/client.js';
 
 export const TEST_PG_ADMIN = process.env.CACHEBREAK_TEST_PG ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -64,10 +64,39 @@ export async function assertReachable(): Promise<void> {
 export async function terminateBackends(url: string): Promise<number> {
   const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
   try {
-    const name = new URL(url).pathname.slice(1);
-    const rows = await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid()`;
-    return rows.length;
+    return await terminateOn(admin, url, null);
   } finally {
+    await admin.end();
+  }
+}
+
+async function terminateOn(admin: SqlPool, url: string, spare: number | null): Promise<number> {
+  const name = new URL(url).pathname.slice(1);
+  return (await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid() AND pid IS DISTINCT FROM ${spare}`).length;
+}
+
+/**
+ * terminateBackends while a query is in flight: the `turns` table is locked
+ * first, and the connections end once one waits on a lock (within 5 s), so
+ * that a write meets a terminated connection, not only idle ones do.
+ * Returns how many ended and how many were waiting.
+ */
+export async function terminateMidQuery(url: string): Promise<{ terminated: number; waiting: number }> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
+  const locker = createPool(url, { max: 1, connectTimeout: 5 });
+  try {
+    return await locker.begin(async (tx) => {
+      const [own] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+      await tx`LOCK TABLE turns IN ACCESS EXCLUSIVE MODE`;
+      let waiting = 0;
+      for (const end = Date.now() + 5_000; waiting === 0 && Date.now() < end; await new Promise((resolve) => setTimeout(resolve, 10))) {
+        waiting = (await admin<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${name} AND wait_event_type = 'Lock'`)[0]!.n;
+      }
+      return { terminated: await terminateOn(admin, url, own!.pid), waiting };
+    });
+  } finally {
+    await locker.end();
     await admin.end();
   }
 }
