@@ -608,7 +608,7 @@ export const OPTIONS = {
     default: DEFAULT_WAITING_BYTES,
     shownDefault: '32MiB',
     valueName: 'SIZE',
-    help: 'Bytes (estimated as held in memory) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response: once in the database for those that any node may pair (Claude Code bodies; the spans of Gemini CLI and Qwen Code and the calls their logs describe; with PostgreSQL every node keeps to the bound it was given), once in memory for those one node pairs (an api_request of Gemini CLI or Qwen Code with its api_response); past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
+    help: 'Bytes (estimated as held in memory) that the OTLP records of one project waiting for their other half may hold, such as Claude Code request bodies (as hashes) waiting for their response: in the database, so that any node may pair them (Claude Code bodies; the api_request and api_response records of Gemini CLI and Qwen Code, their spans and the calls their logs describe; with PostgreSQL every node keeps to the bound it was given), and in memory for the files `tail` follows; past it the oldest are dropped and counted in cachebreak_waiting_evicted_total',
     parse: bytes,
   } satisfies Option<number>,
   'max-metric-models': {

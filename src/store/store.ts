@@ -362,6 +362,10 @@ export interface WaitingHalf {
   value: string;
   /** What it counts against the project's bound (its estimated size in memory, ingest/otlp/sources/footprint.ts). */
   bytes: number;
+  /** The keys its other half may wait under (at most 3), when not `key` alone. */
+  partnerKeys?: string[];
+  /** Which of the other halves waiting under them, oldest first, is its own (an index; -1 for none). Without it: the oldest. */
+  choose?(waiting: readonly WaitingHalf[]): number;
 }
 
 export interface WaitBounds {

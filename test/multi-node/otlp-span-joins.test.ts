@@ -5,11 +5,14 @@
 // exporters, on one PostgreSQL database. The call known from the logs and its
 // span's prefix wait for each other in the database, whichever comes first,
 // so every turn gets the snapshot one node would give it and each break its
-// reason (tools_schema_changed, system_changed), not `unknown`.
+// reason (tools_schema_changed, system_changed), not `unknown`. A call's two
+// log records, api_request (its messages) and api_response (its usage), are
+// paired through the database too, whichever node each reaches.
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { describe, expect, it } from 'vitest';
 import type { Telemetry } from '../../src/ingest/otlp/records.js';
+import { eventName } from '../../src/ingest/otlp/sources/attributes.js';
 import { createPool } from '../../src/store/pg/client.js';
 import { breaksOf, turnsOf } from '../e2e/api.js';
 import { request, startServer, type ServerProcess } from '../e2e/server.js';
@@ -95,6 +98,31 @@ describe.each(HARNESSES)('$name over OTLP, spans to one node and logs to another
     expect((await snapshots(db)).filter((t) => !(t as { system: boolean; tools: boolean; messages: boolean }).system)).toEqual([]);
     for (const node of [a, b]) expect(await seen(node, session)).toEqual(expected);
     // Nothing is left waiting: every span found its call.
+    expect(await waiting(db)).toBe(0);
+  });
+});
+
+describe.each(HARNESSES)('$name over OTLP, a call\'s two log records at two nodes, on one PostgreSQL database', ({ telemetry, session, reasons }) => {
+  it('api_request records at one node, api_response records and spans at the other: every turn gets its messages, and each break its reason', { timeout: 90_000 }, async () => {
+    const requests = { ...telemetry, logs: telemetry.logs.filter((record) => eventName(record).endsWith('.api_request')) };
+    const rest = { ...telemetry, logs: telemetry.logs.filter((record) => !eventName(record).endsWith('.api_request')) };
+    expect(requests.logs.length).toBeGreaterThan(2);
+
+    const alone = await freshDb('otlp-record-joins-one');
+    const one = await startServer({ db: alone });
+    expect([...(await sendLogs(one, telemetry)), ...(await sendSpans(one, telemetry))].every((code) => code === 0)).toBe(true);
+    const expected = await seen(one, session);
+    expect(expected.breaks.map((b) => b[1]).reverse()).toEqual(reasons);
+
+    const db = await freshDb('otlp-record-joins');
+    const [a, b] = await Promise.all([startServer({ db }), startServer({ db })]);
+    // In the order one log exporter sends them: each request record waits at one node, and the other node pairs its response with it.
+    const codes = [...(await sendLogs(a, requests)), ...(await sendLogs(b, rest)), ...(await sendSpans(b, rest))];
+    expect(codes.every((code) => code === 0)).toBe(true);
+
+    expect(await snapshots(db)).toEqual(await snapshots(alone));
+    expect((await snapshots(db)).filter((t) => !(t as { messages: boolean }).messages)).toEqual([]);
+    for (const node of [a, b]) expect(await seen(node, session)).toEqual(expected);
     expect(await waiting(db)).toBe(0);
   });
 });

@@ -1,5 +1,6 @@
 // The halves of OTLP joins waiting in the store (Store.pairHalf), on the
-// store under test: a half takes its other half or waits; each half is taken
+// store under test: a half takes its other half (under its key, or the one
+// it chooses among those waiting under its partner keys) or waits; each half is taken
 // once, even by two stores on one database pairing at once; what waits is
 // bounded in bytes per project, oldest first, and by age.
 import { describe, expect, it } from 'vitest';
@@ -35,6 +36,31 @@ describe('waiting halves', () => {
     expect(await pair(store, half('k3', 'body'), BOUNDS, 'a')).toBe('waits');
     expect(await pair(store, half('k3', 'id'), BOUNDS, 'b')).toBe('waits');
     expect(await pair(store, half('k3', 'id'), BOUNDS, 'a')).toBe('body of k3');
+  });
+
+  it('a half may look under several keys and choose among the halves waiting there, oldest first; the others keep waiting', async () => {
+    const store = await storeUnderTest();
+    for (const [key, value] of [['s@1', 'at 1'], ['s@2', 'at 2'], ['s@3', 'at 3'], ['t@2', 'other stream']] as const) {
+      expect(await pair(store, half(key, 'body', value))).toBe('waits');
+    }
+    const seen: string[][] = [];
+    const looking = (choose: (values: string[]) => number): WaitingHalf => ({
+      ...half('s@2', 'id'),
+      partnerKeys: ['s@1', 's@2', 's@3'],
+      choose: (waiting) => {
+        seen.push(waiting.map((w) => w.value));
+        return choose(waiting.map((w) => w.value));
+      },
+    });
+    expect(await pair(store, looking((values) => values.indexOf('at 2')))).toBe('at 2');
+    expect(seen).toEqual([['at 1', 'at 2', 'at 3']]);
+    // None chosen: it waits under its own key, and the halves it saw still wait.
+    expect(await pair(store, looking(() => -1))).toBe('waits');
+    expect(await pair(store, half('s@1', 'id'))).toBe('at 1');
+    expect(await pair(store, half('s@3', 'id'))).toBe('at 3');
+    // Without a choice, the oldest.
+    expect(await pair(store, { ...half('t@2', 'id'), partnerKeys: ['t@1', 't@2', 't@3'] })).toBe('other stream');
+    await expect(store.pairHalf('default', { ...half('u', 'id'), partnerKeys: ['a', 'b', 'c', 'd'] }, BOUNDS)).rejects.toThrow('4 partner keys');
   });
 
   it('a half put back waits again without taking the half that waits for it', async () => {

@@ -82,17 +82,26 @@ export class OtlpReceiver {
     return { now: this.deps.now(), maxAgeMs: MAX_WAIT_MS, maxBytes: this.deps.maxWaitingBytes ?? DEFAULT_WAITING_BYTES };
   }
 
-  /** Pairs each half through the store, in record order: a join's events join the request's. */
+  /**
+   * Pairs each half through the store, in record order, then the halves its
+   * join or its waiting brings (a Gemini CLI or Qwen Code call's records,
+   * once paired, join their span): their events join the request's.
+   */
   private async pairHalves(project: string, mapped: Mapped, taken: WaitingHalf[]): Promise<void> {
-    for (const { half, origin } of mapped.halves) {
+    const queue = [...mapped.halves];
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { half, origin } = next;
       const waiting: WaitingHalf = { key: half.key, kind: half.kind, value: JSON.stringify(half.value), bytes: footprint(half.key) + footprint(half.value) };
+      if (half.partnerKeys) waiting.partnerKeys = half.partnerKeys;
+      if (half.choose) waiting.choose = (others) => half.choose!(others.map((other) => JSON.parse(other.value)));
       const pairing = await this.deps.pipeline.pairHalf(project, waiting, this.bounds());
       for (const table of pairing.evicted) this.deps.counters.inc('waitingEvicted', { project, table, reason: 'bytes' });
-      if (pairing.other === undefined) continue;
-      taken.push(pairing.other);
-      const events = half.join(JSON.parse(pairing.other.value));
-      mapped.events.push(...events);
-      for (let i = 0; i < events.length; i++) mapped.origins.push(origin);
+      if (pairing.other !== undefined) taken.push(pairing.other);
+      const joined = pairing.other === undefined ? half.unpaired?.() : half.join(JSON.parse(pairing.other.value));
+      if (joined === undefined) continue;
+      mapped.events.push(...joined.events);
+      for (let i = 0; i < joined.events.length; i++) mapped.origins.push(origin);
+      queue.push(...joined.halves.map((further) => ({ half: further, origin })));
     }
   }
 

@@ -5,6 +5,7 @@
 import type { SqlPool } from './client.js';
 import { halvesLock, lockAll } from './locks.js';
 import type { PgNames } from './names.js';
+import { chosen, partnerKeys } from '../pairing.js';
 import type { Pairing, WaitBounds, WaitingHalf } from '../store.js';
 
 export class PgHalfStore {
@@ -19,11 +20,15 @@ export class PgHalfStore {
       await lockAll(tx, [halvesLock(projectId)]);
       await tx`DELETE FROM waiting_halves WHERE project_id = ${projectId} AND expires_ms <= ${bounds.now}`;
       if (pair) {
-        const [other] = await tx<WaitingHalf[]>`
-          DELETE FROM waiting_halves WHERE id = (
-            SELECT id FROM waiting_halves WHERE project_id = ${projectId} AND key = ${half.key} AND kind <> ${half.kind} ORDER BY id LIMIT 1
-          ) RETURNING key, kind, value, bytes`;
-        if (other !== undefined) return { other: { ...other }, evicted: [] };
+        const others = await tx<(WaitingHalf & { id: number })[]>`
+          SELECT id, key, kind, value, bytes FROM waiting_halves
+          WHERE project_id = ${projectId} AND key = ANY(${partnerKeys(half)}::text[]) AND kind <> ${half.kind} ORDER BY id`;
+        const other = others[chosen(half, others)];
+        if (other !== undefined) {
+          await tx`DELETE FROM waiting_halves WHERE id = ${other.id}`;
+          const { id, ...taken } = other;
+          return { other: taken, evicted: [] };
+        }
       }
       // Kept, it would push out every other half and still not fit.
       if (half.bytes > bounds.maxBytes) return { other: undefined, evicted: [half.kind] };

@@ -1,6 +1,7 @@
 // OTLP join halves waiting in the database (waiting_halves, see schema.ts):
 // each pairing is one transaction, so a half is taken once.
 import type Database from 'better-sqlite3';
+import { chosen, partnerKeys } from '../pairing.js';
 import type { Pairing, WaitBounds, WaitingHalf } from '../store.js';
 
 /** Deletes every half of the project but the newest that together hold at most maxBytes; returns their kinds. */
@@ -18,8 +19,8 @@ export class HalfStore {
   constructor(sqlite: Database.Database) {
     const statements = {
       expired: sqlite.prepare('DELETE FROM waiting_halves WHERE project_id = ? AND expires_ms <= ?'),
-      other: sqlite.prepare<[number, string, string, number], WaitingHalf & { id: number }>(
-        'SELECT id, key, kind, value, bytes FROM waiting_halves WHERE project_id = ? AND key = ? AND kind <> ? AND expires_ms > ? ORDER BY id LIMIT 1',
+      others: sqlite.prepare<[number, string, string, string, string, number], WaitingHalf & { id: number }>(
+        'SELECT id, key, kind, value, bytes FROM waiting_halves WHERE project_id = ? AND key IN (?, ?, ?) AND kind <> ? AND expires_ms > ? ORDER BY id',
       ),
       take: sqlite.prepare('DELETE FROM waiting_halves WHERE id = ?'),
       wait: sqlite.prepare(
@@ -32,7 +33,9 @@ export class HalfStore {
     this.pairStep = sqlite.transaction((projectId: number, half: WaitingHalf, bounds: WaitBounds, pair: boolean): Pairing => {
       statements.expired.run(projectId, bounds.now);
       if (pair) {
-        const other = statements.other.get(projectId, half.key, half.kind, bounds.now);
+        const [a, b = a, c = b] = partnerKeys(half);
+        const others = statements.others.all(projectId, a!, b!, c!, half.kind, bounds.now);
+        const other = others[chosen(half, others)];
         if (other !== undefined) {
           statements.take.run(other.id);
           const { id, ...taken } = other;

@@ -87,7 +87,7 @@ export function requestBody(record: LogRecord, context: MappingContext, agentId:
     key,
     kind: 'claude_request_bodies',
     value: pending,
-    join: (requestId) => emit(requestId as string, pending),
+    join: (requestId) => ({ events: emit(requestId as string, pending), halves: [] }),
     pairInMemory() {
       const requestId = context.claudeRequestIds.take(key);
       if (requestId !== undefined) return emit(requestId, pending);
@@ -109,7 +109,7 @@ export function responseBody(record: LogRecord, context: MappingContext): Outcom
     key,
     kind: 'claude_request_ids',
     value: requestId,
-    join: (pending) => emit(requestId, pending as PendingSnapshot),
+    join: (pending) => ({ events: emit(requestId, pending as PendingSnapshot), halves: [] }),
     pairInMemory() {
       const pending = context.claudeBodies.take(key);
       if (pending !== undefined) return emit(requestId, pending);

@@ -195,9 +195,9 @@ export interface MappingContext {
   readonly claudeBodies: Pending<PendingSnapshot>;
   /** Claude Code request ids by session + request_body_id, when the response body came first (unless halvesInStore). */
   readonly claudeRequestIds: Pending<string>;
-  /** `api_request` records (Gemini CLI, Qwen Code) by stream, waiting for the `api_response` of the same call. */
+  /** `api_request` records (Gemini CLI, Qwen Code) by stream, waiting for the `api_response` of the same call (unless halvesInStore). */
   readonly requestHalves: Pending<Timed<RequestHalf>[]>;
-  /** `api_response` calls by stream, when they came before their `api_request`. */
+  /** `api_response` calls by stream, when they came before their `api_request` (unless halvesInStore). */
   readonly responseHalves: Pending<Timed<KnownCall>[]>;
   /**
    * Response ids ('' when the record names none) that the Gemini CLI details

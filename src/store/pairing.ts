@@ -1,0 +1,16 @@
+// How each store picks a waiting half's other half (Store.pairHalf): among
+// the halves of another kind waiting under its partner keys, oldest first.
+import type { WaitingHalf } from './store.js';
+
+/** The keys the other half may wait under: its own key unless it says otherwise. */
+export function partnerKeys(half: WaitingHalf): string[] {
+  const keys = half.partnerKeys ?? [half.key];
+  if (keys.length === 0 || keys.length > 3) throw new Error(`a half names ${keys.length} partner keys; 1 to 3 are looked under`);
+  return keys;
+}
+
+/** The index of the other half among `waiting` (oldest first); -1 for none. */
+export function chosen(half: WaitingHalf, waiting: readonly WaitingHalf[]): number {
+  if (waiting.length === 0) return -1;
+  return half.choose ? half.choose(waiting) : 0;
+}
