@@ -31,7 +31,7 @@ interface Upstream {
 }
 
 const UPSTREAMS: Upstream[] = [
-  { name: 'model-like upstream (first event at 10 ms, then 1 per ms)', calls: 400, firstEventMs: 10, eventGapMs: 1 },
+  { name: 'model-like upstream (first event at 10 ms, then 1 per ms)', calls: 1_000, firstEventMs: 10, eventGapMs: 1 },
   { name: 'upstream answering at once', calls: 2_000, firstEventMs: 0, eventGapMs: 0 },
 ];
 
