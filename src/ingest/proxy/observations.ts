@@ -1,7 +1,9 @@
 // Storing what the proxy observed, off the call path: a proxied call is
 // answered before its event is even queued, and the queue is bounded. A few
 // workers hand the pipeline what is queued, each time all of it a project at
-// once, so that calls made together cost one write, not one each. A database that is slow,
+// once, so that calls made together cost one write, not one each: an event
+// waits up to LINGER_MS for others (or until a batch is full) before a worker
+// takes it, as a batch processor does. A database that is slow,
 // locked or down holds the workers, not the calls: the queue fills, and each
 // event that finds it full is counted (queue_full) and dropped, as is each
 // event whose write failed (store_failed) or that the store refused for what
@@ -19,6 +21,12 @@ const WORKERS = 2;
 export const OBSERVATION_BATCH = 64;
 /** Events held at most: waiting, and taken by the workers. */
 export const OBSERVATIONS_HELD = OBSERVATION_QUEUE_LIMIT + WORKERS * OBSERVATION_BATCH;
+/**
+ * How long an event waits for others to be written with it. A write's cost is
+ * mostly per write, and it shares the main thread with the calls' bytes; a
+ * turn stored this much later changes nothing for the call, long answered.
+ */
+export const LINGER_MS = 20;
 /** How long closing waits for queued events before counting them as not stored. */
 export const OBSERVATION_DRAIN_MS = 5_000;
 
@@ -48,6 +56,8 @@ export class ObservationQueue {
   /** Closing stopped waiting: what the workers still hold was counted as shutdown, and a late result is not counted again. */
   private abandoned = false;
   private drained: (() => void) | undefined;
+  /** Set while queued events linger before a worker takes them. */
+  private lingering: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly pipeline: Pipeline,
@@ -65,7 +75,15 @@ export class ObservationQueue {
       return;
     }
     this.waiting.push(observed);
-    while (this.working < WORKERS && this.working < this.waiting.length) {
+    if (this.waiting.length >= OBSERVATION_BATCH) this.start();
+    else if (this.working === 0) this.lingering ??= setTimeout(() => this.start(), LINGER_MS).unref();
+  }
+
+  /** Sets workers on what is queued: as many as there are batches of it, up to WORKERS. */
+  private start(): void {
+    clearTimeout(this.lingering);
+    this.lingering = undefined;
+    while (this.working < WORKERS && this.working * OBSERVATION_BATCH < this.waiting.length) {
       this.working++;
       void this.work();
     }
@@ -74,6 +92,8 @@ export class ObservationQueue {
   /** Takes no more; waits up to `waitMs` for what is queued and being stored, then counts the rest as not stored. */
   async close(waitMs: number = OBSERVATION_DRAIN_MS): Promise<void> {
     this.closed = true;
+    // What lingers is written now.
+    this.start();
     if (this.working > 0) {
       let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
