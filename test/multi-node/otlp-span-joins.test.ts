@@ -74,18 +74,22 @@ async function seen(node: ServerProcess, session: string) {
   return { turns, breaks };
 }
 
+/** One node given everything, on a database of its own: what a split must equal. */
+async function oneNode(telemetry: Telemetry, session: string, reasons: string[]) {
+  const alone = await freshDb('otlp-joins-one');
+  const one = await startServer({ db: alone });
+  expect([...(await sendLogs(one, telemetry)), ...(await sendSpans(one, telemetry))].every((code) => code === 0)).toBe(true);
+  const expected = await seen(one, session);
+  expect(expected.breaks.map((b) => b[1]).reverse()).toEqual(reasons);
+  return { alone, expected };
+}
+
 describe.each(HARNESSES)('$name over OTLP, spans to one node and logs to another, on one PostgreSQL database', ({ telemetry, session, reasons }) => {
   it.each([
     ['the spans first', true],
     ['the logs first', false],
   ])('%s: every turn gets the snapshot one node gives it, and each break its reason', { timeout: 90_000 }, async (_, spansFirst) => {
-    // One node given everything: what the split must equal.
-    const alone = await freshDb('otlp-span-joins-one');
-    const one = await startServer({ db: alone });
-    expect([...(await sendLogs(one, telemetry)), ...(await sendSpans(one, telemetry))].every((code) => code === 0)).toBe(true);
-    const expected = await seen(one, session);
-    expect(expected.breaks.map((b) => b[1]).reverse()).toEqual(reasons);
-
+    const { alone, expected } = await oneNode(telemetry, session, reasons);
     const db = await freshDb('otlp-span-joins');
     const [a, b] = await Promise.all([startServer({ db }), startServer({ db })]);
     const codes = spansFirst
@@ -108,12 +112,7 @@ describe.each(HARNESSES)('$name over OTLP, a call\'s two log records at two node
     const rest = { ...telemetry, logs: telemetry.logs.filter((record) => !eventName(record).endsWith('.api_request')) };
     expect(requests.logs.length).toBeGreaterThan(2);
 
-    const alone = await freshDb('otlp-record-joins-one');
-    const one = await startServer({ db: alone });
-    expect([...(await sendLogs(one, telemetry)), ...(await sendSpans(one, telemetry))].every((code) => code === 0)).toBe(true);
-    const expected = await seen(one, session);
-    expect(expected.breaks.map((b) => b[1]).reverse()).toEqual(reasons);
-
+    const { alone, expected } = await oneNode(telemetry, session, reasons);
     const db = await freshDb('otlp-record-joins');
     const [a, b] = await Promise.all([startServer({ db }), startServer({ db })]);
     // In the order one log exporter sends them: each request record waits at one node, and the other node pairs its response with it.
