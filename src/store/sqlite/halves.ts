@@ -33,8 +33,7 @@ export class HalfStore {
     this.pairStep = sqlite.transaction((projectId: number, half: WaitingHalf, bounds: WaitBounds, pair: boolean): Pairing => {
       statements.expired.run(projectId, bounds.now);
       if (pair) {
-        const [a, b = a, c = b] = partnerKeys(half);
-        const others = statements.others.all(projectId, a!, b!, c!, half.kind, bounds.now);
+        const others = statements.others.all(projectId, ...partnerKeys(half), half.kind, bounds.now);
         const other = others[chosen(half, others)];
         if (other !== undefined) {
           statements.take.run(other.id);
