@@ -60,6 +60,8 @@ export async function assertReachable(): Promise<void> {
 /**
  * Ends every connection to the database of `url` and to no other (what a
  * restart or a failover does to a node's connections); returns how many.
+ * Each backend has exited when it returns (up to 5 s each), so that a client
+ * sees its connections closed before the test's next request.
  */
 export async function terminateBackends(url: string): Promise<number> {
   const admin = createPool(TEST_PG_ADMIN, { max: 1, connectTimeout: 5 });
@@ -72,7 +74,7 @@ export async function terminateBackends(url: string): Promise<number> {
 
 async function terminateOn(admin: SqlPool, url: string, spare: number | null): Promise<number> {
   const name = new URL(url).pathname.slice(1);
-  return (await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid() AND pid IS DISTINCT FROM ${spare}`).length;
+  return (await admin`SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE datname = ${name} AND pid <> pg_backend_pid() AND pid IS DISTINCT FROM ${spare}`).length;
 }
 
 /**
