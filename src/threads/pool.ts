@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../telemetry/logfmt.js';
 /** What a thread sends back: an answer, a failure, a log line, or that it is ready. */
 export type FromThread<Reply> =
   | { id: number; reply: Reply }
-  | { id: number; failure: { message: string; code?: string } }
+  | { id: number; failure: Failure }
   | { log: string }
   | { ready: true };
 
@@ -38,15 +38,29 @@ interface Thread<Reply> {
   waiting: Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>;
 }
 
-/** A failure as it crosses threads: structured cloning keeps an SqliteError's code but not its message. */
-export function failureOf(thrown: unknown): { message: string; code?: string } {
-  const { message, code } = (thrown ?? {}) as { message?: unknown; code?: unknown };
-  const text = String(message || code || 'unknown error');
-  return typeof code === 'string' ? { message: text, code } : { message: text };
+/**
+ * A failure as it crosses threads: structured cloning keeps an SqliteError's
+ * code but not its message. A TypeError or RangeError keeps its class, which
+ * says the program refused a value it was given (store/sqlite/errors.ts).
+ */
+export interface Failure {
+  message: string;
+  code?: string;
+  type?: 'TypeError' | 'RangeError';
 }
 
-function errorOf(failure: { message: string; code?: string }): Error {
-  return Object.assign(new Error(failure.message), failure.code === undefined ? {} : { code: failure.code });
+export function failureOf(thrown: unknown): Failure {
+  const { message, code } = (thrown ?? {}) as { message?: unknown; code?: unknown };
+  const failure: Failure = { message: String(message || code || 'unknown error') };
+  if (typeof code === 'string') failure.code = code;
+  if (thrown instanceof TypeError) failure.type = 'TypeError';
+  else if (thrown instanceof RangeError) failure.type = 'RangeError';
+  return failure;
+}
+
+function errorOf(failure: Failure): Error {
+  const error = failure.type === 'TypeError' ? new TypeError(failure.message) : failure.type === 'RangeError' ? new RangeError(failure.message) : new Error(failure.message);
+  return Object.assign(error, failure.code === undefined ? {} : { code: failure.code });
 }
 
 /**

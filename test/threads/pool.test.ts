@@ -25,6 +25,10 @@ describe('thread pool', () => {
     try {
       expect(await Promise.all(['a', 'b', 'c'].map((r) => pool.request(r)))).toEqual(['echo a', 'echo b', 'echo c']);
       await expect(pool.request('throw')).rejects.toThrow('asked to fail');
+      // Its class crosses too: a TypeError says the program refused a value it was given (a store's 'data' error).
+      const typeError = await pool.request('type').catch((error: unknown) => error);
+      expect(typeError).toBeInstanceOf(TypeError);
+      expect(typeError).toMatchObject({ message: 'a value it cannot bind' });
       await expect(pool.request('exit')).rejects.toMatchObject({ status: 503, message: 'the test thread stopped (test thread exited with code 3)' });
       expect(lines.join('')).toContain('event=thread_failed thread=test message="test thread exited with code 3" replaced=true');
       // Both threads answer again, the new one included.
