@@ -44,6 +44,7 @@ const POSTGRES_ONLY = ['test/multi-node/**/*.test.ts', 'test/store/pg-*.test.ts'
 /** Store tests whose subject is SQLite itself, or nothing of the store: not run against PostgreSQL. */
 const NOT_ON_POSTGRES: Record<string, string> = {
   'test/store/checkpointer.test.ts': "SQLite's WAL checkpointer thread",
+  'test/store/write-thread.test.ts': "the SQLite store's write thread (PostgreSQL's writes wait on the network, not on the main thread)",
   'test/store/interned-prefixes.test.ts': "the SQLite store's in-memory prefix dictionary",
   'test/store/lock.test.ts': 'the lock file beside a SQLite database',
   'test/store/query-plans.test.ts': "SQLite's query plans (EXPLAIN QUERY PLAN); PostgreSQL's are test/store/pg-query-plans.test.ts",

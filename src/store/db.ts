@@ -102,6 +102,10 @@ function unusable(path: string, error: unknown): DatabaseUnusable | undefined {
 /** How long a statement waits for another connection's lock before SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
 
+/** SQLite's page cache of a connection that writes ingest (64 MiB, as a negative count of KiB), and of one that mostly reads (16 MiB). */
+const WRITER_CACHE_SIZE = -65_536;
+export const READER_CACHE_SIZE = -16_384;
+
 /**
  * Whether this connection can write. A file SQLite had to open read-only still
  * begins a write transaction in WAL mode; only a write is refused
@@ -158,7 +162,7 @@ function prepare(sqlite: Database.Database, options: OpenOptions): OpenedDatabas
   // a reader, which reads rollups and single sessions, needs far less), and checkpoint every ~40 MiB
   // of WAL rather than every 4 MiB (each checkpoint syncs the file); with a background checkpointer,
   // only past ~400 MiB.
-  sqlite.pragma(options.readonly ? 'cache_size = -16384' : 'cache_size = -65536');
+  sqlite.pragma(`cache_size = ${options.readonly ? READER_CACHE_SIZE : WRITER_CACHE_SIZE}`);
   sqlite.pragma(`wal_autocheckpoint = ${options.backgroundCheckpoint ? 100_000 : 10_000}`);
   const db = drizzle(sqlite, { schema });
   if (options.mustWrite && !options.readonly) checkWritable(sqlite);

@@ -2,6 +2,7 @@
 // database that any number of cachebreak processes may share; anything else
 // is a SQLite file.
 import type { DetectionOptions } from '../core/options.js';
+import type { PriceOverrides } from '../prices/index.js';
 import type { OpenOptions } from './db.js';
 import { isPostgresUrl, redactUrl } from './pg/db.js';
 import { PgStore } from './pg/store.js';
@@ -18,12 +19,25 @@ export interface OpenStoreOptions {
   pgPool?: number;
   /** How a SQLite file is opened. */
   sqlite?: OpenOptions;
+  /** For a server that proxies: a SQLite store writes in a thread of its own (sqlite/write-thread.ts), judging with prices built from these overrides, as detection's are. */
+  writeThread?: { priceOverrides: PriceOverrides; stderr: (line: string) => void };
 }
 
 /** Opens (and migrates) the store --db names. */
 export async function openStore(db: string, detection: DetectionOptions, options: OpenStoreOptions = {}): Promise<Store> {
   if (isPostgresUrl(db)) return PgStore.open(db, detection, options.pgPool === undefined ? {} : { pool: options.pgPool });
-  return new SqliteStore(db, detection, options.sqlite);
+  const store = new SqliteStore(db, detection, options.sqlite);
+  // A database in memory is this connection's alone.
+  if (!options.writeThread || db === ':memory:') return store;
+  const { priceOverrides, stderr } = options.writeThread;
+  const { minMissTokens, missRatio, minCacheable } = detection;
+  try {
+    await store.writeInThread({ path: db, ...(options.sqlite?.synchronous ? { synchronous: options.sqlite.synchronous } : {}), minMissTokens, missRatio, minCacheable, priceOverrides }, stderr);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
 }
 
 /** --db as it may be shown in logs and output: a URL without its password. */

@@ -32,7 +32,9 @@ function withUsage(mock: MockUpstream, usage: UsageFields): MockUpstream & { usa
   return Object.assign(mock, { usage });
 }
 
-export async function startProxyHarness(options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number; providerDiagnostics?: boolean } = {}): Promise<ProxyHarness> {
+export async function startProxyHarness(
+  options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number; providerDiagnostics?: boolean; bodyLimit?: number } = {},
+): Promise<ProxyHarness> {
   const anthropic = withUsage(await mockUpstream((request) => anthropicAnswer(request, anthropic.usage, `req_${anthropic.received.length}`)), {});
   const openai = withUsage(
     await mockUpstream((request) => (request.url.endsWith('/responses') ? responsesAnswer(request, openai.usage) : chatAnswer(request, openai.usage))),
@@ -46,7 +48,7 @@ export async function startProxyHarness(options: { host?: string; insecureNoAuth
       host: options.host ?? '127.0.0.1',
       port: 0,
       db,
-      bodyLimit: 1024 * 1024,
+      bodyLimit: options.bodyLimit ?? 1024 * 1024,
       detection: SERVICE_DETECTION,
       synchronous: 'normal',
       project: 'default',

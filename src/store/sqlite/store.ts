@@ -3,7 +3,7 @@
 import { and, asc, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DetectionOptions } from '../../core/options.js';
 import type { BreakRecord } from '../../core/types.js';
-import { BUSY_TIMEOUT_MS, openDatabase, type OpenOptions } from '../db.js';
+import { BUSY_TIMEOUT_MS, openDatabase, READER_CACHE_SIZE, type OpenOptions } from '../db.js';
 import { breakCauseRollups, breakToolRollups, breaks as breaksTable, reportedTokens, rollups, sessions as sessionsTable, streams } from '../schema.js';
 import {
   InvalidQueryError,
@@ -78,9 +78,9 @@ import { allOf, breakConditions, breakPage, labelIds, rangeConditions, rollupCon
 import { ridOf, rowToParts, storedBreak, turnColumns, type TurnRow } from './rows.js';
 import { allRows } from './raw.js';
 import { Writer } from './writer.js';
+import { startWriteThread, type WriteThread, type WriteThreadData } from './write-thread-pool.js';
 import { classifySqliteError } from './errors.js';
 import { reevaluateInSteps } from '../evaluate/reevaluation.js';
-import { writeResult } from '../evaluate/outcome.js';
 import { startCheckpointer, type Checkpointer } from './checkpointer.js';
 import { Retention } from './retention.js';
 import { KeyStore } from './keys.js';
@@ -97,6 +97,7 @@ export class SqliteStore implements Store {
   private readonly retention: Retention;
   private readonly keys: KeyStore;
   private readonly halves: HalfStore;
+  private writeThread: WriteThread | undefined;
 
   private readonly labelValue = (id: number) => this.dictionary.labelValue(id);
   private readonly labelId = (kind: LabelKind, value: string) => this.dictionary.existingLabel(kind, value);
@@ -165,7 +166,20 @@ export class SqliteStore implements Store {
    * the process (the proxy's calls too) meanwhile.
    */
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
-    return this.whenUnlocked(() => this.writeOnce(batches));
+    if (this.writeThread) return this.writeThread.request(batches);
+    return this.whenUnlocked(() => this.writer.ingest(batches));
+  }
+
+  /**
+   * Makes every later write in a thread of its own (write-thread.ts), for a
+   * server that proxies: the main thread then only hands the events over and
+   * reads the outcome, and the calls streaming through it go on while the
+   * turns are joined, judged and written.
+   */
+  async writeInThread(data: WriteThreadData, stderr: (line: string) => void): Promise<void> {
+    this.writeThread = await startWriteThread(data, stderr);
+    // The thread's connection keeps the pages ingest writes; this one now reads little (keys, halves, sums).
+    this.opened.sqlite.pragma(`cache_size = ${READER_CACHE_SIZE}`);
   }
 
   /**
@@ -188,29 +202,6 @@ export class SqliteStore implements Store {
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
-  }
-
-  /** One attempt at a write. */
-  private writeOnce(batches: readonly IngestBatch[]): WriteResult {
-    let outcome;
-    try {
-      outcome = this.writer.write(
-        batches.map((b) => ({
-          projectId: this.dictionary.project(b.project),
-          events: b.events,
-          tokenPoints: b.tokenPoints,
-          externalBreaks: b.externalBreaks,
-          checkpoint: b.checkpoint,
-        })),
-      );
-    } catch (error) {
-      // Ids and stream tails cached inside the rolled-back transaction no longer hold.
-      this.dictionary.forget();
-      this.writer.forget();
-      throw error;
-    }
-    const names = new Map(batches.map((b) => [this.dictionary.project(b.project), b.project]));
-    return writeResult(outcome, names);
   }
 
   async breaks(project: string, range: TimeRange, filters: BreakFilters, page: PageQuery, order: BreakOrder = 'recent'): Promise<Page<BreakRecord>> {
@@ -619,6 +610,7 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    await this.writeThread?.close();
     await this.checkpointer?.stop();
     if (this.opened.sqlite.open) this.opened.sqlite.close();
   }

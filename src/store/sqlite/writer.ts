@@ -13,7 +13,8 @@ import type { DetectionOptions } from '../../core/options.js';
 import { COMPACT_AGENT, compareTurns, type Compaction } from '../../core/stream.js';
 import type { Turn } from '../../core/types.js';
 import { rollups, SUM_KEYS } from '../schema.js';
-import type { WriterBatch, WriterOutcome } from '../evaluate/outcome.js';
+import { writeResult, type WriterBatch, type WriterOutcome } from '../evaluate/outcome.js';
+import type { IngestBatch, WriteResult } from '../store.js';
 import { applyEvaluation, Deltas, evaluatedChanged, ROLLUP_KEY, snapshotColumns, sumValues, usageColumns, type RowSink } from '../evaluate/apply.js';
 import { GAP_KEY, GAP_SUMS, NO_GAP, type GapColumns } from '../evaluate/gaps.js';
 import { bySlot, compactionsOf, evaluationStart, historyOf, historyWindow, planStreams, readsCompactions, slotsFrom, stagedIdsOf, type Slot } from '../evaluate/plan.js';
@@ -45,7 +46,7 @@ export class Writer {
   /** SQLite's data_version after our last write: a change means another connection wrote. */
   private dataVersion = -1;
   /** Writes several requests' events in one transaction (one commit for all of them). */
-  readonly write: (batches: readonly WriterBatch[]) => WriterOutcome;
+  private readonly write: Database.Transaction<(batches: readonly WriterBatch[]) => WriterOutcome>;
   /** Evaluates streams again from their first turn, in one transaction (new rules or options). */
   readonly reevaluate: (streamIds: readonly number[]) => WriterOutcome;
 
@@ -126,6 +127,30 @@ export class Writer {
     this.tail = new TailWriter(sqlite);
     this.write = sqlite.transaction((batches: readonly WriterBatch[]) => this.writeInTransaction(batches));
     this.reevaluate = sqlite.transaction((streamIds: readonly number[]) => this.reevaluateInTransaction(streamIds));
+  }
+
+  /**
+   * Writes several requests' events in one transaction (one commit for all
+   * of them). `immediate` takes the write lock as it begins, waiting for it
+   * up to the busy timeout: for a thread that may wait (write-thread.ts).
+   */
+  ingest(batches: readonly IngestBatch[], immediate = false): WriteResult {
+    const names = new Map<number, string>();
+    let outcome;
+    try {
+      const writerBatches = batches.map((b) => {
+        const projectId = this.dictionary.project(b.project);
+        names.set(projectId, b.project);
+        return { projectId, events: b.events, tokenPoints: b.tokenPoints, externalBreaks: b.externalBreaks, checkpoint: b.checkpoint };
+      });
+      outcome = immediate ? this.write.immediate(writerBatches) : this.write(writerBatches);
+    } catch (error) {
+      // Ids and stream tails cached inside the rolled-back transaction no longer hold.
+      this.dictionary.forget();
+      this.forget();
+      throw error;
+    }
+    return writeResult(outcome, names);
   }
 
   /** Forgets every cached stream tail (after a failed transaction, or a write by another connection). */
