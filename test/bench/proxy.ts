@@ -7,7 +7,9 @@
 // for; and one that answers at once, which measures what the proxy costs per
 // call (forwarding, hashing the request, storing the turn) when nothing hides it.
 // Throughput is measured again while another process holds the database's
-// write lock: a stalled database must cost the calls nothing.
+// write lock: a stalled database must cost the calls nothing. And latency is
+// measured again while the main port ingests batches of events without
+// pause: writing them must not hold up the calls.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { once } from 'node:events';
@@ -21,6 +23,10 @@ import { startServerProcess } from './server-process.js';
 
 const CONCURRENCY = 16;
 const SECONDS = 5;
+/** Calls measured each way while the main port ingests. */
+const CALLS_WHILE_INGESTING = 300;
+/** Events per request of the main port's ingest: a busy exporter's batch. */
+const INGEST_BATCH = 2_000;
 
 interface Upstream {
   name: string;
@@ -101,6 +107,69 @@ async function throughputOf(agent: Agent, port: number, path: string, body: stri
   return (done * 1000) / (performance.now() - started);
 }
 
+/** A batch of INGEST_BATCH events (snapshots and their usage, 50 sessions) for POST /v1/events. */
+function ingestBatch(n: number): string {
+  const now = Date.now();
+  const lines: string[] = [];
+  for (let i = 0; i < INGEST_BATCH / 2; i++) {
+    const requestId = `b${n}_${i}`;
+    const tools = [{ name: 'read_file', schemaHash: 'a1' }, { name: 'shell', schemaHash: 'b2' }];
+    lines.push(JSON.stringify({ type: 'snapshot', requestId, sessionId: `s${n}_${i % 50}`, ts: now - 60_000 + i, provider: 'anthropic', model: 'claude-sonnet-4-5', systemHash: 's1', tools }));
+    lines.push(JSON.stringify({ type: 'usage', requestId, ts: now - 59_000 + i, provider: 'anthropic', usage: { input_tokens: 120, cache_read_input_tokens: 48_000, cache_creation_input_tokens: 900, output_tokens: 310 } }));
+  }
+  return lines.join('\n');
+}
+
+/** Posts batches to the main port, one after another, until `stop` resolves; returns how many were stored. */
+async function ingestUntil(url: string, stop: Promise<void>): Promise<number> {
+  let stopped = false;
+  void stop.then(() => (stopped = true));
+  const agent = new Agent({ keepAlive: true });
+  const { hostname, port } = new URL(url);
+  let batches = 0;
+  try {
+    while (!stopped) {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request({ host: hostname, port, method: 'POST', path: '/v1/events', agent, headers: { 'content-type': 'application/x-ndjson' } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        });
+        req.on('error', reject);
+        req.end(ingestBatch(batches));
+      });
+      if (status !== 200) throw new Error(`the main port answered ${status} to a batch`);
+      batches++;
+    }
+  } finally {
+    agent.destroy();
+  }
+  return batches;
+}
+
+/** The added latency p99 of calls made one at a time (interleaved with direct ones) while the main port ingests. */
+async function latencyWhileIngesting(upstream: Upstream, url: string, agent: Agent, upstreamPort: number, proxyPort: number, body: string): Promise<Row> {
+  const direct: number[] = [];
+  const proxied: number[] = [];
+  let calledAll!: () => void;
+  const ingesting = ingestUntil(url, new Promise<void>((resolve) => (calledAll = resolve)));
+  try {
+    for (let i = 0; i < CALLS_WHILE_INGESTING; i++) {
+      direct.push(await call(agent, upstreamPort, '/v1/messages', body));
+      proxied.push(await call(agent, proxyPort, '/anthropic/v1/messages', body));
+    }
+  } finally {
+    calledAll();
+  }
+  const batches = await ingesting;
+  return {
+    figure: `proxy while the main port ingests ${INGEST_BATCH.toLocaleString('en')}-event batches without pause (${batches} stored), ${upstream.name}: added latency p99 of a streamed call`,
+    value: percentile(proxied, 99) - percentile(direct, 99),
+    unit: 'ms',
+    baseline: { label: 'direct call p99 meanwhile', value: percentile(direct, 99) },
+    aim: '—',
+  };
+}
+
 async function measure(upstream: Upstream): Promise<Row[]> {
   const events = answer();
   const whole = events.join('');
@@ -148,6 +217,7 @@ async function measure(upstream: Upstream): Promise<Row[]> {
     }
     const added = (p: number) => percentile(proxied, p) - percentile(direct, p);
     const model = upstream.firstEventMs > 0;
+    const ingestRows = model ? [await latencyWhileIngesting(upstream, server.url, agent, upstreamPort, proxyPort, body)] : [];
     return [
       { figure: `proxy, ${upstream.name}: added latency p50 of a streamed call`, value: added(50), unit: 'ms', baseline: { label: 'direct call p50', value: percentile(direct, 50) }, aim: model ? '—' : '— (cost per call)' },
       { figure: `proxy, ${upstream.name}: added latency p99 of a streamed call`, value: added(99), unit: 'ms', baseline: { label: 'direct call p99', value: percentile(direct, 99) }, aim: model ? '≤ 2 ms' : '—' },
@@ -159,6 +229,7 @@ async function measure(upstream: Upstream): Promise<Row[]> {
         baseline: { label: 'direct to the same upstream', value: directRate },
         aim: model ? '≥ 0.9× direct' : '—',
       },
+      ...ingestRows,
     ];
   } finally {
     agent.destroy();
