@@ -160,10 +160,11 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * While another connection holds the write lock, a write is tried again
+   * In the write thread when there is one (writeInThread), else here. Here,
+   * while another connection holds the write lock, a write is tried again
    * after a pause, for as long as SQLite's busy timeout would have waited:
    * SQLite's own wait spins on this thread and would stop every request of
-   * the process (the proxy's calls too) meanwhile.
+   * the process meanwhile.
    */
   async write(batches: readonly IngestBatch[]): Promise<WriteResult> {
     if (this.writeThread) return this.writeThread.request(batches);

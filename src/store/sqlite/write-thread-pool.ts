@@ -1,8 +1,8 @@
 // Starting the write thread of a server that proxies (write-thread.ts) from
-// the main thread.
-// One thread: writes are made in the order the pipeline makes them, and the
-// stream tails it keeps between them stay its own. If it dies, a new one
-// starts (threads/pool.ts); the writes it held fail as retryable (503).
+// the main thread. One thread: writes are made in the order the pipeline
+// makes them, and the stream tails it keeps between them stay its own. If it
+// dies, a new one starts (threads/pool.ts); the writes it held fail as
+// retryable (503).
 import type { PriceOverrides } from '../../prices/index.js';
 import { ThreadPool } from '../../threads/pool.js';
 import type { IngestBatch, WriteResult } from '../store.js';

@@ -1,10 +1,10 @@
 // The write thread of a server that proxies: ingest writes (joining events
 // into turns, judging each stream, writing rows and rollups) run here, on a
 // connection of their own, so that no write holds the main thread, and with
-// it the calls streaming through the proxy. Waiting for a
-// lock another process holds is done here too, asleep in SQLite's busy
-// handler. What other connections write (keys, OTLP halves, retention, other
-// processes) is seen through data_version, as writer.ts does for any writer.
+// it the calls streaming through the proxy. Waiting for a lock another
+// process holds is done here too, asleep in SQLite's busy handler. What
+// other connections write (keys, OTLP halves, retention, other processes) is
+// seen through data_version, as writer.ts does for any writer.
 import { workerData } from 'node:worker_threads';
 import { priceLookup } from '../../prices/index.js';
 import { serveThread } from '../../threads/serve.js';
