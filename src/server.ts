@@ -82,6 +82,11 @@ export interface ServerOptions {
   tail?: { patterns: string[]; format: Format | undefined; fromStart: boolean; batch: number; followSymlinks?: boolean } | undefined;
   /** The provider proxy (cachebreak proxy), on `host`; undefined serves none. */
   proxy?: Omit<ProxySettings, 'host'> | undefined;
+  /**
+   * Whether a SQLite store writes in a thread of its own (store/sqlite/write-thread.ts);
+   * by default when the server proxies, so that no write holds up the calls streaming through it.
+   */
+  writeThread?: boolean;
   /** Regression alert rules, how often they run and where they are sent; undefined: no rule. */
   alerts?: { rules: AlertRules; everyMs: number; webhook: string | undefined } | undefined;
   /** Break export and self-tracing; undefined: neither. */
@@ -278,9 +283,8 @@ async function start(options: ServerOptions, stderr: (line: string) => void, log
   const store = await openStore(options.db, options.detection, {
     ...(options.pgPool !== undefined ? { pgPool: options.pgPool } : {}),
     sqlite: { synchronous: options.synchronous, backgroundCheckpoint: true, mustWrite: true },
-    // A server that proxies writes in a thread of its own, so that no write holds up the calls streaming through it
-    // (ingest alone keeps its writes here: a second thread costs ~100 MB and adds no ingest throughput on two cores).
-    ...(options.proxy === undefined ? {} : { writeThread: { priceOverrides: options.priceOverrides ?? {}, stderr } }),
+    // Ingest alone keeps its writes here: a second thread costs ~100 MB and adds no ingest throughput on two cores.
+    ...((options.writeThread ?? options.proxy !== undefined) ? { writeThread: { priceOverrides: options.priceOverrides ?? {}, stderr } } : {}),
   });
   let lock: DatabaseLock | undefined;
   teardown.add(() => store.close().finally(() => lock?.release()));

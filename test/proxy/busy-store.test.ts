@@ -21,7 +21,7 @@ function batch(n: number): string {
 
 describe('the proxy while the main port ingests', () => {
   it('answers calls all along the write of a large group of events', async () => {
-    const h = await startProxyHarness({ bodyLimit: 16 * 1024 * 1024 });
+    const h = await startProxyHarness({ bodyLimit: 16 * 1024 * 1024, writeThread: true });
     const bodies = Array.from({ length: BATCHES }, (_, n) => batch(n));
     const call = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hi' }] });
 

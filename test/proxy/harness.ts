@@ -33,7 +33,7 @@ function withUsage(mock: MockUpstream, usage: UsageFields): MockUpstream & { usa
 }
 
 export async function startProxyHarness(
-  options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number; providerDiagnostics?: boolean; bodyLimit?: number } = {},
+  options: { host?: string; insecureNoAuth?: boolean; db?: string; rateLimit?: number; providerDiagnostics?: boolean; bodyLimit?: number; writeThread?: boolean } = {},
 ): Promise<ProxyHarness> {
   const anthropic = withUsage(await mockUpstream((request) => anthropicAnswer(request, anthropic.usage, `req_${anthropic.received.length}`)), {});
   const openai = withUsage(
@@ -53,6 +53,9 @@ export async function startProxyHarness(
       synchronous: 'normal',
       project: 'default',
       readWorkers: 0,
+      // Started in-process, the write thread compiles its modules from source (half a second a server):
+      // test/proxy/busy-store.test.ts asks for it, and the proxy's spawned servers (test/e2e, test/proxy) run it.
+      writeThread: options.writeThread ?? false,
       ...(isPostgresUrl(db) ? { pgPool: PG_POOL } : {}),
       ...(options.insecureNoAuth ? { insecureNoAuth: true } : {}),
       ...(options.rateLimit !== undefined ? { rateLimit: options.rateLimit } : {}),
