@@ -30,9 +30,9 @@ export async function openStore(db: string, detection: DetectionOptions, options
   // A database in memory is this connection's alone.
   if (!options.writeThread || db === ':memory:') return store;
   const { priceOverrides, stderr } = options.writeThread;
-  const { minMissTokens, missRatio, minCacheable } = detection;
+  const { prices, ...settings } = detection;
   try {
-    await store.writeInThread({ path: db, ...(options.sqlite?.synchronous ? { synchronous: options.sqlite.synchronous } : {}), minMissTokens, missRatio, minCacheable, priceOverrides }, stderr);
+    await store.writeInThread({ path: db, ...(options.sqlite?.synchronous ? { synchronous: options.sqlite.synchronous } : {}), detection: settings, priceOverrides }, stderr);
   } catch (error) {
     await store.close();
     throw error;

@@ -3,17 +3,16 @@
 // makes them, and the stream tails it keeps between them stay its own. If it
 // dies, a new one starts (threads/pool.ts); the writes it held fail as
 // retryable (503).
+import type { DetectionOptions } from '../../core/options.js';
 import type { PriceOverrides } from '../../prices/index.js';
 import { ThreadPool } from '../../threads/pool.js';
 import type { IngestBatch, WriteResult } from '../store.js';
 
-/** What the thread opens and judges by: detection's settings as data (its prices are built from the overrides). */
+/** What the thread opens and judges by: detection's settings but its prices, which are built from the overrides (a function does not cross threads). */
 export interface WriteThreadData {
   path: string;
   synchronous?: 'normal' | 'full';
-  minMissTokens: number;
-  missRatio: number;
-  minCacheable: Readonly<Record<string, number>>;
+  detection: Omit<DetectionOptions, 'prices'>;
   priceOverrides: PriceOverrides;
 }
 

@@ -16,12 +16,7 @@ import { Writer } from './writer.js';
 
 const data = workerData as WriteThreadData;
 const { sqlite } = openDatabase(data.path, { backgroundCheckpoint: true, mustWrite: true, ...(data.synchronous ? { synchronous: data.synchronous } : {}) });
-const writer = new Writer(sqlite, new Dictionary(sqlite), {
-  minMissTokens: data.minMissTokens,
-  missRatio: data.missRatio,
-  minCacheable: data.minCacheable,
-  prices: priceLookup(data.priceOverrides),
-});
+const writer = new Writer(sqlite, new Dictionary(sqlite), { ...data.detection, prices: priceLookup(data.priceOverrides) });
 
 serveThread<readonly IngestBatch[], WriteResult>((batches) => writer.ingest(batches, true), {
   close: () => {
