@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { percentile, type Row } from './lib.js';
 import { startServerProcess } from './server-process.js';
+import { benchBatch, type WorkloadOptions } from './workload.js';
 
 const CONCURRENCY = 16;
 const SECONDS = 5;
@@ -107,18 +108,8 @@ async function throughputOf(agent: Agent, port: number, path: string, body: stri
   return (done * 1000) / (performance.now() - started);
 }
 
-/** A batch of INGEST_BATCH events (snapshots and their usage, 50 sessions) for POST /v1/events. */
-function ingestBatch(n: number): string {
-  const now = Date.now();
-  const lines: string[] = [];
-  for (let i = 0; i < INGEST_BATCH / 2; i++) {
-    const requestId = `b${n}_${i}`;
-    const tools = [{ name: 'read_file', schemaHash: 'a1' }, { name: 'shell', schemaHash: 'b2' }];
-    lines.push(JSON.stringify({ type: 'snapshot', requestId, sessionId: `s${n}_${i % 50}`, ts: now - 60_000 + i, provider: 'anthropic', model: 'claude-sonnet-4-5', systemHash: 's1', tools }));
-    lines.push(JSON.stringify({ type: 'usage', requestId, ts: now - 59_000 + i, provider: 'anthropic', usage: { input_tokens: 120, cache_read_input_tokens: 48_000, cache_creation_input_tokens: 900, output_tokens: 310 } }));
-  }
-  return lines.join('\n');
-}
+/** The ingest benchmark's workload (64 sessions at once) over the last hour, for POST /v1/events as NDJSON. */
+const INGEST_WORKLOAD: WorkloadOptions = { turns: 1_000_000, start: Date.now() - 3_600_000, spanMs: 3_600_000, concurrency: 64 };
 
 /** Posts batches to the main port, one after another, until `stop` resolves; returns how many were stored. */
 async function ingestUntil(url: string, stop: Promise<void>): Promise<number> {
@@ -135,7 +126,7 @@ async function ingestUntil(url: string, stop: Promise<void>): Promise<number> {
           res.on('end', () => resolve(res.statusCode ?? 0));
         });
         req.on('error', reject);
-        req.end(ingestBatch(batches));
+        req.end(benchBatch(batches * INGEST_BATCH, INGEST_BATCH, INGEST_WORKLOAD).map((event) => JSON.stringify(event)).join('\n'));
       });
       if (status !== 200) throw new Error(`the main port answered ${status} to a batch`);
       batches++;
