@@ -2,11 +2,14 @@
 // cause (core/fingerprint.ts), and whether the harness's and the provider's
 // verdicts agree with cachebreak's (core/verdicts.ts). Read through the Store
 // a thousand at a time in the order asked for, the first MAX_SCANNED at most,
-// so both stores answer alike; the cursor is an offset among the breaks kept.
+// so both stores answer alike. The cursor says where the next page starts:
+// the store's cursor of the thousand it is in, how many breaks kept there come
+// before it, and how many breaks were read before that thousand; so each
+// page reads on from there instead of again from the start.
 import { breakFingerprint } from '../core/fingerprint.js';
 import type { BreakRecord } from '../core/types.js';
 import { verdictsOf, type Verdict } from '../core/verdicts.js';
-import { cursorValues, nextCursor } from './filters.js';
+import { cursorValues, encodeCursor } from './filters.js';
 import { MAX_SCANNED } from './fingerprints.js';
 import { harnessReportsOf } from './harness-breaks.js';
 import { readPages } from './paging.js';
@@ -77,13 +80,28 @@ export async function breaksWhere(
   order: BreakOrder = 'recent',
   max = MAX_SCANNED,
 ): Promise<Page<BreakRecord>> {
-  const offset = page.cursor === undefined ? 0 : (cursorValues(page.cursor, ['number'])[0] as number);
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
-  const kept: BreakRecord[] = [];
-  await readPages((next) => store.breaks(project, range, filters, next, order), max, async (records) => {
-    kept.push(...(await keptOf(store, project, records, computed)));
-    return kept.length <= offset + page.limit;
-  });
-  const rows = kept.slice(offset);
-  return { items: rows.slice(0, page.limit), nextCursor: nextCursor(rows, page.limit, () => [offset + page.limit]) };
+  const [from, skip, readBefore] = page.cursor === undefined ? ['', 0, 0] : (cursorValues(page.cursor, ['string', 'number', 'number']) as [string, number, number]);
+  if (![skip, readBefore].every((n) => Number.isSafeInteger(n) && n >= 0) || readBefore >= max) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
+  const items: BreakRecord[] = [];
+  let next: string | null = null;
+  let first = true;
+  const read = (query: PageQuery) => store.breaks(project, range, filters, query, order);
+  await readPages(
+    read,
+    max - readBefore,
+    async (records, start) => {
+      const kept = await keptOf(store, project, records, computed);
+      for (let i = first ? skip : 0; i < kept.length; i++) {
+        if (items.length === page.limit) {
+          next = encodeCursor([start.cursor ?? '', i, readBefore + start.readBefore]);
+          return false;
+        }
+        items.push(kept[i]!);
+      }
+      first = false;
+      return true;
+    },
+    from === '' ? undefined : from,
+  );
+  return { items, nextCursor: next };
 }

@@ -146,7 +146,7 @@ export function allOf(conditions: SQL[]): SQL | undefined {
 }
 
 /** Opaque pagination cursors: base64url of a JSON tuple. */
-function encodeCursor(values: (string | number)[]): string {
+export function encodeCursor(values: (string | number)[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }
 

@@ -15,20 +15,33 @@ export interface PagesRead {
   cursor: string | undefined;
 }
 
+/** Where a page handed to `take` starts: the cursor it was read from (undefined: the list's start), and the items read before it. */
+export interface PageStart {
+  cursor: string | undefined;
+  readBefore: number;
+}
+
 /**
  * Hands each page of `read` to `take` until the list ends, `max` items are
- * read, or `take` returns false.
+ * read, or `take` returns false; from the start of the list, or from `from`
+ * (a cursor the list issued).
  */
-export async function readPages<T>(read: (page: PageQuery) => Promise<Page<T>>, max: number, take: (items: T[]) => boolean | void | Promise<boolean | void>): Promise<PagesRead> {
+export async function readPages<T>(
+  read: (page: PageQuery) => Promise<Page<T>>,
+  max: number,
+  take: (items: T[], start: PageStart) => boolean | void | Promise<boolean | void>,
+  from?: string,
+): Promise<PagesRead> {
   let count = 0;
-  let cursor: string | undefined;
+  let cursor = from;
   let more = true;
   do {
     const limit = Math.min(PAGE, max - count);
+    const start = { cursor, readBefore: count };
     const page = await read(cursor === undefined ? { limit } : { limit, cursor });
     count += page.items.length;
     cursor = page.nextCursor ?? undefined;
-    more = (await take(page.items)) !== false;
+    more = (await take(page.items, start)) !== false;
   } while (cursor !== undefined && count < max && more);
   return { read: count, cursor };
 }

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { hashString } from '../../src/core/hash.js';
 import { breakFingerprint } from '../../src/core/fingerprint.js';
 import { breaksWhere } from '../../src/store/break-scan.js';
-import { MINUTE, SEED_TOOLS, toWire, tools, turn, usage } from '../core/scenario.js';
+import { MINUTE, SECOND, SEED_TOOLS, toWire, tools, turn, usage } from '../core/scenario.js';
 import { storeApp } from './harness.js';
 
 const WARM = usage(48_900, 400);
@@ -88,4 +88,43 @@ describe('GET /v1/breaks by fingerprint', () => {
     expect(all.items.map((b) => b.requestId)).toEqual(['system_0_2', 'system_1_2', 'system_2_2']);
     expect(all.items.map((b) => b.requestId)).toEqual(byCost.filter((r) => breakFingerprint(r) === system).map((r) => r.requestId));
   });
+
+  it('reads on from where the last page ended, not again from the start', async () => {
+    // 2,500 breaks of one cause: more than two of the thousands the store is read in (sessions two seconds apart, all before NOW).
+    const { store, tools } = await seededWith(2_500);
+    let read = 0;
+    const counted = new Proxy(store, {
+      get: (target, name) =>
+        name === 'breaks'
+          ? async (...args: Parameters<typeof store.breaks>) => {
+              const page = await target.breaks(...args);
+              read += page.items.length;
+              return page;
+            }
+          : Reflect.get(target, name, target),
+    });
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await breaksWhere(counted, 'default', {}, {}, { fingerprint: [tools] }, cursor === undefined ? { limit: 1_000 } : { limit: 1_000, cursor });
+      seen.push(...page.items.map((b) => b.requestId));
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(Array.from({ length: 2_500 }, (_, i) => `many_${2_499 - i}_2`));
+    // Each page reads the thousand it starts in and the next: 2,000 + 1,500 + 500. From the start each time: 2,000 + 2,500 + 2,500.
+    expect(read).toBe(4_000);
+  });
 });
+
+/** `sessions` sessions whose tools move, a break each: one cause. */
+async function seededWith(sessions: number) {
+  const app = await storeApp({ bodyLimit: 64 * 1024 * 1024 });
+  const events = Array.from({ length: sessions }, (_, i) => [
+    turn(`many_${i}_1`, { sessionId: `s_many_${i}`, at: i * 2 * SECOND, usage: WARM }),
+    turn(`many_${i}_2`, { sessionId: `s_many_${i}`, at: i * 2 * SECOND + 5 * SECOND, usage: COLD, tools: moved }),
+  ]).flat();
+  expect((await app.post({ events: events.map(toWire) })).status).toBe(200);
+  const { body } = await app.get('/v1/breaks/fingerprints');
+  expect(body.fingerprints.map((row: any) => [row.reason, row.breaks])).toEqual([['tools_order_changed', sessions]]);
+  return { ...app, tools: body.fingerprints[0].fingerprint as string };
+}
