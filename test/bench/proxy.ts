@@ -29,6 +29,8 @@ const CONCURRENCY = 16;
 /** Throughput is measured in rounds (direct, proxied, proxied with the database stalled), so that all three see the machine alike. */
 const ROUNDS = 4;
 const ROUND_SECONDS = 2.5;
+/** A pause after each stall, for the turns it held back to be written. */
+const DRAIN_MS = 1_000;
 /** Calls measured each way while the main port ingests. */
 const CALLS_WHILE_INGESTING = 300;
 /** Events per request of the main port's ingest: a busy exporter's batch. */
@@ -226,6 +228,8 @@ async function measure(upstream: Upstream): Promise<Row[]> {
       } finally {
         await release();
       }
+      // What the stall held back is written now: not during the next round's direct calls.
+      await sleep(DRAIN_MS);
     }
     const added = (p: number) => percentile(proxied, p) - percentile(direct, p);
     const model = upstream.firstEventMs > 0;
