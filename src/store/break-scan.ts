@@ -84,21 +84,19 @@ export async function breaksWhere(
   if (![skip, readBefore].every((n) => Number.isSafeInteger(n) && n >= 0) || readBefore >= max) throw new InvalidQueryError('cursor', 'not a cursor this server issued; pass nextCursor unchanged');
   const items: BreakRecord[] = [];
   let next: string | null = null;
-  let first = true;
-  const read = (query: PageQuery) => store.breaks(project, range, filters, query, order);
   await readPages(
-    read,
+    (query) => store.breaks(project, range, filters, query, order),
     max - readBefore,
     async (records, start) => {
       const kept = await keptOf(store, project, records, computed);
-      for (let i = first ? skip : 0; i < kept.length; i++) {
+      // The cursor's skip counts in the thousand it names: the first read here.
+      for (let i = start.readBefore === 0 ? skip : 0; i < kept.length; i++) {
         if (items.length === page.limit) {
           next = encodeCursor([start.cursor ?? '', i, readBefore + start.readBefore]);
           return false;
         }
         items.push(kept[i]!);
       }
-      first = false;
       return true;
     },
     from === '' ? undefined : from,
